@@ -1,0 +1,35 @@
+# idgen: time-sorted, unique 64-bit IDs minted in shared memory
+#
+#   make && make install          build and install into $(PG_CONFIG)'s server
+#   make installcheck             pg_regress, isolationtester and perl TAP tests,
+#                                 each on its own throwaway preloaded instance
+#
+# The tests start servers, and initdb refuses to run as root: scripts/test.sh
+# does the whole job (packages, build, install, every test) from a fresh machine.
+
+MODULE_big = idgen
+OBJS = \
+	src/idgen.o \
+	src/layout.o \
+	src/shard.o \
+	src/generator.o \
+	src/fence.o \
+	src/stats.o
+
+EXTENSION = idgen
+DATA = sql/idgen--1.0.sql
+PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
+
+# The library must be preloaded, so each suite starts its own instance with
+# idgen in shared_preload_libraries (the pg_cron pattern).
+REGRESS = idgen_decode idgen_errors idgen_mint
+REGRESS_OPTS = --inputdir=. --temp-config=./test/idgen.conf --temp-instance=./tmp_check_regress
+ISOLATION = concurrent_mint
+ISOLATION_OPTS = --temp-config=./test/idgen.conf --temp-instance=./tmp_check_iso
+TAP_TESTS = 1
+
+EXTRA_CLEAN = tmp_check_regress
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

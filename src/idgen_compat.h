@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * idgen_compat.h
+ *		Shims over the PostgreSQL versions idgen builds against.
+ *
+ * idgen needs PostgreSQL 15 or later: shmem_request_hook and custom WAL
+ * resource managers both arrived in 15.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/idgen_compat.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_COMPAT_H
+#define IDGEN_COMPAT_H
+
+#if PG_VERSION_NUM < 150000
+#error "idgen requires PostgreSQL 15 or later"
+#endif
+
+/* PostgreSQL 17 renamed a process's index into the PGPROC array. */
+#if PG_VERSION_NUM >= 170000
+#define IDGEN_MY_PROC_NUMBER	MyProcNumber
+#else
+#define IDGEN_MY_PROC_NUMBER	(MyProc->pgprocno)
+#endif
+
+#endif							/* IDGEN_COMPAT_H */

@@ -1,0 +1,253 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout.c
+ *		The ID layout: validation at start, encoding and decoding.
+ *
+ * The layout (epoch and field widths) is read once, when the postmaster
+ * loads the library, and never changes while the server runs: that is what
+ * lets the decoding functions be IMMUTABLE.  A durable record of it (see
+ * fence.c) refuses a later start with a different one.
+ *
+ * Time in the layout is whole milliseconds since the epoch, rounded down,
+ * so that min_id_at(), id_to_timestamp() and the wall clock agree on which
+ * millisecond an instant belongs to.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/layout.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <time.h>
+
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+
+#include "layout.h"
+
+IdgenLayout idgen_layout;
+bool		idgen_layout_ready = false;
+
+/* Microseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
+#define POSTGRES_EPOCH_UNIX_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+static int64 idgen_epoch_unix_us;
+
+static inline int64
+floor_div(int64 a, int64 b)
+{
+	int64		q = a / b;
+
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/*
+ * Parse a timestamptz without throwing, so that a GUC check hook can report
+ * a bad value the way GUCs do.  Only definite instants are accepted.
+ */
+bool
+idgen_parse_timestamptz(const char *str, TimestampTz *result)
+{
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	struct pg_tm tt;
+	fsec_t		fsec;
+	int			tz;
+
+	if (str == NULL)
+		return false;
+	if (ParseDateTime(str, workbuf, sizeof(workbuf), field, ftype,
+					  MAXDATEFIELDS, &nf) != 0)
+		return false;
+	if (DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
+		return false;
+	switch (dtype)
+	{
+		case DTK_DATE:
+			return tm2timestamp(&tt, fsec, &tz, result) == 0 &&
+				IS_VALID_TIMESTAMP(*result);
+		case DTK_EPOCH:
+			*result = SetEpochTimestamp();
+			return true;
+		default:
+			return false;		/* infinity and friends */
+	}
+}
+
+/*
+ * Check the layout settings as a whole and fix them for the life of the
+ * server.  Called by the postmaster, where an ERROR stops the start with the
+ * message in the log.
+ */
+void
+idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
+{
+	int			time_bits = 63 - shard_bits - sequence_bits;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (time_bits < IDGEN_MIN_TIME_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" + \"%s\" leaves too few bits for time",
+						"idgen.shard_bits", "idgen.sequence_bits"),
+				 errdetail("%d + %d bits leave %d bits of milliseconds; at least %d are needed (about 24 days).",
+						   shard_bits, sequence_bits, time_bits,
+						   IDGEN_MIN_TIME_BITS),
+				 errhint("Lower \"%s\" or \"%s\" so that they add up to at most %d.",
+						 "idgen.shard_bits", "idgen.sequence_bits",
+						 63 - IDGEN_MIN_TIME_BITS)));
+
+	if (epoch > now)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is in the future", "idgen.epoch"),
+				 errdetail("The epoch is %s.", timestamptz_to_str(epoch)),
+				 errhint("Set \"%s\" to a time in the past, such as the day the application first minted IDs.",
+						 "idgen.epoch")));
+
+	idgen_layout.epoch = epoch;
+	idgen_layout.shard_bits = shard_bits;
+	idgen_layout.sequence_bits = sequence_bits;
+	idgen_layout.time_bits = time_bits;
+	idgen_epoch_unix_us = epoch + POSTGRES_EPOCH_UNIX_US;
+
+	if (idgen_wall_ms() >= idgen_max_ms())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is too far in the past for the layout", "idgen.epoch"),
+				 errdetail("With %d bits of milliseconds, IDs end at %s.",
+						   time_bits,
+						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+				 errhint("Set \"%s\" to a later time, or give time more bits by lowering \"%s\" or \"%s\".",
+						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
+
+	idgen_layout_ready = true;
+}
+
+/*
+ * Every SQL function needs the layout, and only a preloaded library has one
+ * (the layout settings are PGC_POSTMASTER).
+ */
+void
+idgen_check_preloaded(void)
+{
+	if (!idgen_layout_ready)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+}
+
+int64
+idgen_unix_us_to_ms(int64 unix_us)
+{
+	return floor_div(unix_us - idgen_epoch_unix_us, 1000);
+}
+
+int64
+idgen_ms_to_unix_ms(int64 ms)
+{
+	return floor_div(idgen_epoch_unix_us, 1000) + ms;
+}
+
+int64
+idgen_unix_ms_to_ms(int64 unix_ms)
+{
+	return unix_ms - floor_div(idgen_epoch_unix_us, 1000);
+}
+
+/* Layouts with many time bits outlast PostgreSQL's timestamps: infinity. */
+TimestampTz
+idgen_ms_to_timestamptz(int64 ms)
+{
+	if (ms > (END_TIMESTAMP - 1 - idgen_layout.epoch) / 1000)
+		return DT_NOEND;
+	return idgen_layout.epoch + ms * 1000;
+}
+
+/*
+ * The wall clock in the layout's milliseconds.  clock_gettime() is served by
+ * the vDSO: no system call on the hot path.
+ */
+int64
+idgen_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return idgen_unix_us_to_ms((int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
+
+static void
+check_id(int64 id)
+{
+	idgen_check_preloaded();
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("ID " INT64_FORMAT " is negative", id),
+				 errhint("IDs minted by idgen are never negative; check where this value came from.")));
+}
+
+int64
+idgen_id_ms(int64 id)
+{
+	check_id(id);
+	return id >> (idgen_layout.shard_bits + idgen_layout.sequence_bits);
+}
+
+int32
+idgen_id_shard(int64 id)
+{
+	check_id(id);
+	return (int32) ((id >> idgen_layout.sequence_bits) &
+					((INT64CONST(1) << idgen_layout.shard_bits) - 1));
+}
+
+int32
+idgen_id_sequence(int64 id)
+{
+	check_id(id);
+	return (int32) (id & ((INT64CONST(1) << idgen_layout.sequence_bits) - 1));
+}
+
+/*
+ * The smallest ID of the millisecond containing ts: shard and sequence zero,
+ * so [min_id_at(a), min_id_at(b)) holds every ID minted in [a, b).
+ */
+int64
+idgen_min_id_at(TimestampTz ts)
+{
+	int64		ms;
+
+	idgen_check_preloaded();
+
+	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < idgen_layout.epoch)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp is before the epoch of the ID layout"),
+				 errdetail("\"%s\" is %s.", "idgen.epoch",
+						   timestamptz_to_str(idgen_layout.epoch)),
+				 errhint("Use a timestamp on or after the epoch.")));
+
+	ms = TIMESTAMP_IS_NOEND(ts) ? idgen_max_ms() :
+		(ts - idgen_layout.epoch) / 1000;
+	if (ms >= idgen_max_ms())
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp is past the end of the ID layout"),
+				 errdetail("With %d bits of milliseconds, IDs end at %s.",
+						   idgen_layout.time_bits,
+						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+				 errhint("Use a timestamp before the end of the layout.")));
+
+	return idgen_encode(ms, 0, 0);
+}

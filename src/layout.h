@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout.h
+ *		The bit layout of an ID, and time in the layout's milliseconds.
+ *
+ *		bit 63       always 0: IDs are never negative
+ *		time_bits    milliseconds since idgen.epoch
+ *		shard_bits   shard number
+ *		sequence_bits  sequence within the millisecond
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/layout.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_LAYOUT_H
+#define IDGEN_LAYOUT_H
+
+#include "datatype/timestamp.h"
+
+typedef struct IdgenLayout
+{
+	TimestampTz epoch;			/* idgen.epoch */
+	int			shard_bits;		/* idgen.shard_bits */
+	int			sequence_bits;	/* idgen.sequence_bits */
+	int			time_bits;		/* what is left of 63 bits */
+} IdgenLayout;
+
+/* Fixed at server start; valid only when idgen_layout_ready. */
+extern IdgenLayout idgen_layout;
+extern bool idgen_layout_ready;
+
+/* Boot values, also quoted by the README. */
+#define IDGEN_DEFAULT_EPOCH			"2026-01-01 00:00:00+00"
+#define IDGEN_DEFAULT_SHARD_BITS	12
+#define IDGEN_DEFAULT_SEQUENCE_BITS	10
+#define IDGEN_MIN_TIME_BITS			31
+
+extern bool idgen_parse_timestamptz(const char *str, TimestampTz *result);
+extern void idgen_layout_init(TimestampTz epoch, int shard_bits,
+							  int sequence_bits);
+extern void idgen_check_preloaded(void);
+
+/* Millisecond arithmetic in the layout's time. */
+extern int64 idgen_unix_us_to_ms(int64 unix_us);
+extern int64 idgen_ms_to_unix_ms(int64 ms);
+extern int64 idgen_unix_ms_to_ms(int64 unix_ms);
+extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
+extern int64 idgen_wall_ms(void);
+
+static inline int64
+idgen_max_ms(void)
+{
+	return INT64CONST(1) << idgen_layout.time_bits;
+}
+
+static inline int64
+idgen_encode(int64 ms, int32 shard, int64 sequence)
+{
+	return (ms << (idgen_layout.shard_bits + idgen_layout.sequence_bits)) |
+		((int64) shard << idgen_layout.sequence_bits) | sequence;
+}
+
+/* Decoding, for SQL: each checks its argument. */
+extern int64 idgen_id_ms(int64 id);
+extern int32 idgen_id_shard(int64 id);
+extern int32 idgen_id_sequence(int64 id);
+extern int64 idgen_min_id_at(TimestampTz ts);
+
+#endif							/* IDGEN_LAYOUT_H */

@@ -1,0 +1,321 @@
+/*-------------------------------------------------------------------------
+ *
+ * shard.c
+ *		Parsing and checking the shards this node owns.
+ *
+ * A node mints for idgen.shard_id and for every shard listed in
+ * idgen.shard_ids ('5,7,100-163').  The list is parsed once per reload into
+ * sorted, merged ranges, so the check on the minting path is a short binary
+ * search.  Shards must fit the shard field of the layout; before the layout
+ * is fixed (early in postmaster start) only the syntax can be checked, so
+ * _PG_init validates the values again once it is.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/shard.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+#include <limits.h>
+
+#include "lib/stringinfo.h"
+
+#include "layout.h"
+#include "shard.h"
+
+typedef struct ShardRange
+{
+	int32		lo;
+	int32		hi;
+} ShardRange;
+
+typedef struct ShardSet
+{
+	int			nranges;
+	ShardRange	ranges[FLEXIBLE_ARRAY_MEMBER];
+} ShardSet;
+
+int			idgen_shard_id = 0;
+char	   *idgen_shard_ids = NULL;
+
+static ShardSet *owned_extra = NULL;
+
+static int64
+max_shard(void)
+{
+	if (!idgen_layout_ready)
+		return INT_MAX;
+	return (INT64CONST(1) << idgen_layout.shard_bits) - 1;
+}
+
+static int
+range_cmp(const void *a, const void *b)
+{
+	const ShardRange *ra = a;
+	const ShardRange *rb = b;
+
+	return (ra->lo > rb->lo) - (ra->lo < rb->lo);
+}
+
+/* Read a non-negative number; false if there is none or it overflows. */
+static bool
+parse_shard(const char **p, int64 *result)
+{
+	int64		v = 0;
+
+	while (isspace((unsigned char) **p))
+		(*p)++;
+	if (!isdigit((unsigned char) **p))
+		return false;
+	while (isdigit((unsigned char) **p))
+	{
+		v = v * 10 + (**p - '0');
+		if (v > INT_MAX)
+			return false;
+		(*p)++;
+	}
+	while (isspace((unsigned char) **p))
+		(*p)++;
+	*result = v;
+	return true;
+}
+
+/*
+ * Parse a list such as '5, 7, 100-163' into sorted, merged ranges, in
+ * malloc'd memory as GUC extras must be.  On failure, sets the GUC error
+ * detail and returns NULL.
+ */
+static ShardSet *
+parse_shard_list(const char *str)
+{
+	const char *p = str;
+	int			cap = 8;
+	int			n = 0;
+	ShardRange *ranges = palloc(cap * sizeof(ShardRange));
+	ShardSet   *set;
+	int			out;
+
+	while (isspace((unsigned char) *p))
+		p++;
+	while (*p != '\0')
+	{
+		int64		lo,
+					hi;
+
+		if (!parse_shard(&p, &lo))
+		{
+			GUC_check_errdetail("Expected a shard number at \"%s\".", p);
+			return NULL;
+		}
+		hi = lo;
+		if (*p == '-')
+		{
+			p++;
+			if (!parse_shard(&p, &hi))
+			{
+				GUC_check_errdetail("Expected a shard number at \"%s\".", p);
+				return NULL;
+			}
+			if (hi < lo)
+			{
+				GUC_check_errdetail("Range " INT64_FORMAT "-" INT64_FORMAT " runs backwards.",
+									lo, hi);
+				return NULL;
+			}
+		}
+		if (hi > max_shard())
+		{
+			GUC_check_errdetail("Shard " INT64_FORMAT " does not fit in \"%s\" = %d bits; the largest shard is " INT64_FORMAT ".",
+								hi, "idgen.shard_bits",
+								idgen_layout.shard_bits, max_shard());
+			return NULL;
+		}
+		if (*p == ',')
+		{
+			p++;
+			while (isspace((unsigned char) *p))
+				p++;
+			if (*p == '\0')
+			{
+				GUC_check_errdetail("The list ends with a comma.");
+				return NULL;
+			}
+		}
+		else if (*p != '\0')
+		{
+			GUC_check_errdetail("Expected \",\" or \"-\" at \"%s\".", p);
+			return NULL;
+		}
+		if (n == cap)
+		{
+			cap *= 2;
+			ranges = repalloc(ranges, cap * sizeof(ShardRange));
+		}
+		ranges[n].lo = (int32) lo;
+		ranges[n].hi = (int32) hi;
+		n++;
+	}
+
+	qsort(ranges, n, sizeof(ShardRange), range_cmp);
+	set = malloc(offsetof(ShardSet, ranges) + Max(n, 1) * sizeof(ShardRange));
+	if (set == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return NULL;
+	}
+	out = 0;
+	for (int i = 0; i < n; i++)
+	{
+		if (out > 0 && (int64) ranges[i].lo <= (int64) set->ranges[out - 1].hi + 1)
+			set->ranges[out - 1].hi = Max(set->ranges[out - 1].hi, ranges[i].hi);
+		else
+			set->ranges[out++] = ranges[i];
+	}
+	set->nranges = out;
+	pfree(ranges);
+	return set;
+}
+
+bool
+idgen_shard_id_check_hook(int *newval, void **extra, GucSource source)
+{
+	if (*newval > max_shard())
+	{
+		GUC_check_errdetail("Shard %d does not fit in \"%s\" = %d bits; the largest shard is " INT64_FORMAT ".",
+							*newval, "idgen.shard_bits",
+							idgen_layout.shard_bits, max_shard());
+		return false;
+	}
+	return true;
+}
+
+bool
+idgen_shard_ids_check_hook(char **newval, void **extra, GucSource source)
+{
+	ShardSet   *set = parse_shard_list(*newval ? *newval : "");
+
+	if (set == NULL)
+		return false;
+	*extra = set;
+	return true;
+}
+
+void
+idgen_shard_ids_assign_hook(const char *newval, void *extra)
+{
+	owned_extra = (ShardSet *) extra;
+}
+
+/*
+ * Check the shard settings against the layout, once it is fixed.  The hooks
+ * already did this on every later reload.
+ */
+void
+idgen_shard_settings_validate(void)
+{
+	ShardSet   *set;
+
+	if (idgen_shard_id > max_shard())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": %d",
+						"idgen.shard_id", idgen_shard_id),
+				 errdetail("Shard %d does not fit in \"%s\" = %d bits; the largest shard is " INT64_FORMAT ".",
+						   idgen_shard_id, "idgen.shard_bits",
+						   idgen_layout.shard_bits, max_shard()),
+				 errhint("Set \"%s\" to a shard in the field, or widen \"%s\".",
+						 "idgen.shard_id", "idgen.shard_bits")));
+
+	set = parse_shard_list(idgen_shard_ids ? idgen_shard_ids : "");
+	if (set == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"",
+						"idgen.shard_ids", idgen_shard_ids),
+				 errhint("List shards that fit in \"%s\", such as '5,7,100-163'.",
+						 "idgen.shard_bits")));
+	free(set);
+}
+
+static bool
+shard_owned(int32 shard)
+{
+	int			lo = 0;
+	int			hi;
+
+	if (shard == idgen_shard_id)
+		return true;
+	if (owned_extra == NULL)
+		return false;
+	hi = owned_extra->nranges - 1;
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		ShardRange *r = &owned_extra->ranges[mid];
+
+		if (shard < r->lo)
+			hi = mid - 1;
+		else if (shard > r->hi)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* "shards 0, 5, 100-163": the shards this node owns, for error details. */
+static char *
+owned_shards_str(void)
+{
+	StringInfoData buf;
+	bool		listed_shard_id = false;
+
+	initStringInfo(&buf);
+	for (int i = 0; owned_extra && i < owned_extra->nranges; i++)
+	{
+		ShardRange *r = &owned_extra->ranges[i];
+
+		if (!listed_shard_id && idgen_shard_id < r->lo)
+		{
+			appendStringInfo(&buf, "%s%d", buf.len ? ", " : "", idgen_shard_id);
+			listed_shard_id = true;
+		}
+		if (idgen_shard_id >= r->lo && idgen_shard_id <= r->hi)
+			listed_shard_id = true;
+		if (r->lo == r->hi)
+			appendStringInfo(&buf, "%s%d", buf.len ? ", " : "", r->lo);
+		else
+			appendStringInfo(&buf, "%s%d-%d", buf.len ? ", " : "", r->lo, r->hi);
+	}
+	if (!listed_shard_id)
+		appendStringInfo(&buf, "%s%d", buf.len ? ", " : "", idgen_shard_id);
+	if (strpbrk(buf.data, ",-") == NULL)
+		return psprintf("shard %s", buf.data);
+	return psprintf("shards %s", buf.data);
+}
+
+void
+idgen_shard_check_owned(int32 shard)
+{
+	if (shard < 0 || shard > max_shard())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shard %d is out of range", shard),
+				 errdetail("With \"%s\" = %d, shards run from 0 to " INT64_FORMAT "; this node owns %s.",
+						   "idgen.shard_bits", idgen_layout.shard_bits,
+						   max_shard(), owned_shards_str()),
+				 errhint("Mint for a shard this node owns, listed in \"%s\" or \"%s\".",
+						 "idgen.shard_id", "idgen.shard_ids")));
+	if (!shard_owned(shard))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shard %d is not owned by this node", shard),
+				 errdetail("This node owns %s.", owned_shards_str()),
+				 errhint("Add the shard to \"%s\" and reload the configuration, or mint on the node that owns it.",
+						 "idgen.shard_ids")));
+}

@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * shard.h
+ *		The shards this node owns: idgen.shard_id and idgen.shard_ids.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/shard.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_SHARD_H
+#define IDGEN_SHARD_H
+
+#include "utils/guc.h"
+
+extern int	idgen_shard_id;
+extern char *idgen_shard_ids;
+
+extern bool idgen_shard_id_check_hook(int *newval, void **extra,
+									  GucSource source);
+extern bool idgen_shard_ids_check_hook(char **newval, void **extra,
+									   GucSource source);
+extern void idgen_shard_ids_assign_hook(const char *newval, void *extra);
+
+extern void idgen_shard_settings_validate(void);
+extern void idgen_shard_check_owned(int32 shard);
+
+#endif							/* IDGEN_SHARD_H */
