@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
+#include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
@@ -107,6 +108,15 @@ slot_add(IdgenBackendSlot *slot, IdgenCounter c, uint64 n)
 						pg_atomic_read_u64(&slot->counters[c]) + n);
 }
 
+/* Counters stay in the totals; only the row of idgen_stats_backends goes. */
+static void
+release_slot(int code, Datum arg)
+{
+	if (my_slot != NULL && my_slot->pid == MyProcPid)
+		my_slot->pid = 0;
+	my_slot = NULL;
+}
+
 static IdgenBackendSlot *
 take_slot(void)
 {
@@ -120,6 +130,7 @@ take_slot(void)
 		slot->base[c] = pg_atomic_read_u64(&slot->counters[c]);
 	pg_write_barrier();
 	slot->pid = MyProcPid;
+	before_shmem_exit(release_slot, 0);
 	return slot;
 }
 

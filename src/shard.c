@@ -61,7 +61,10 @@ range_cmp(const void *a, const void *b)
 	return (ra->lo > rb->lo) - (ra->lo < rb->lo);
 }
 
-/* Read a non-negative number; false if there is none or it overflows. */
+/*
+ * Read a non-negative number.  Sets the GUC error detail and returns false if
+ * there is none or it is too large.
+ */
 static bool
 parse_shard(const char **p, int64 *result)
 {
@@ -70,12 +73,23 @@ parse_shard(const char **p, int64 *result)
 	while (isspace((unsigned char) **p))
 		(*p)++;
 	if (!isdigit((unsigned char) **p))
+	{
+		GUC_check_errdetail("Expected a shard number at \"%s\".", *p);
 		return false;
+	}
 	while (isdigit((unsigned char) **p))
 	{
 		v = v * 10 + (**p - '0');
-		if (v > INT_MAX)
+		if (v > max_shard())
+		{
+			if (!idgen_layout_ready)
+				GUC_check_errdetail("The largest shard number is %d.", INT_MAX);
+			else
+				GUC_check_errdetail("Shard numbers fit in \"%s\" = %d bits; the largest shard is " INT64_FORMAT ".",
+								"idgen.shard_bits", idgen_layout.shard_bits,
+									max_shard());
 			return false;
+		}
 		(*p)++;
 	}
 	while (isspace((unsigned char) **p))
@@ -107,32 +121,19 @@ parse_shard_list(const char *str)
 					hi;
 
 		if (!parse_shard(&p, &lo))
-		{
-			GUC_check_errdetail("Expected a shard number at \"%s\".", p);
 			return NULL;
-		}
 		hi = lo;
 		if (*p == '-')
 		{
 			p++;
 			if (!parse_shard(&p, &hi))
-			{
-				GUC_check_errdetail("Expected a shard number at \"%s\".", p);
 				return NULL;
-			}
 			if (hi < lo)
 			{
 				GUC_check_errdetail("Range " INT64_FORMAT "-" INT64_FORMAT " runs backwards.",
 									lo, hi);
 				return NULL;
 			}
-		}
-		if (hi > max_shard())
-		{
-			GUC_check_errdetail("Shard " INT64_FORMAT " does not fit in \"%s\" = %d bits; the largest shard is " INT64_FORMAT ".",
-								hi, "idgen.shard_bits",
-								idgen_layout.shard_bits, max_shard());
-			return NULL;
 		}
 		if (*p == ',')
 		{

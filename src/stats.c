@@ -63,21 +63,36 @@ idgen_stats(PG_FUNCTION_ARGS)
 	bool		nulls[IDGEN_STATS_COLS] = {0};
 	uint64		totals[IDGEN_NUM_COUNTERS] = {0};
 	uint64		last_id = 0;
+	uint64		last_key = 0;
 	int64		now;
 	int64		state_ms;
 	int64		fence;
+	int			low_bits;
+	uint64		seq_mask;
 	int			i;
 
 	check_shmem();
 	sh = idgen_shared;
+	low_bits = idgen_layout.shard_bits + idgen_layout.sequence_bits;
+	seq_mask = (UINT64CONST(1) << idgen_layout.sequence_bits) - 1;
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
 	for (int s = 0; s < sh->nslots; s++)
 	{
+		uint64		id;
+		uint64		key;
+
 		for (int c = 0; c < IDGEN_NUM_COUNTERS; c++)
 			totals[c] += pg_atomic_read_u64(&sh->slots[s].counters[c]);
-		last_id = Max(last_id, pg_atomic_read_u64(&sh->slots[s].last_id));
+		id = pg_atomic_read_u64(&sh->slots[s].last_id);
+		/* the latest mint has the largest (ms, sequence), whatever its shard */
+		key = ((id >> low_bits) << idgen_layout.sequence_bits) | (id & seq_mask);
+		if (id > 0 && key >= last_key)
+		{
+			last_key = key;
+			last_id = id;
+		}
 	}
 	now = idgen_wall_ms();
 	state_ms = (int64) (pg_atomic_read_u64(&sh->state) >> idgen_layout.sequence_bits);
