@@ -70,6 +70,44 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static void idgen_shmem_request(void);
 static void idgen_shmem_startup(void);
 
+/*
+ * PostgreSQL applies a preloaded library's settings from postgresql.conf
+ * with a WARNING for a bad value, and keeps the default.  For idgen a
+ * default silently standing in for a layout or a shard is wrong, so the
+ * values given are captured before the settings are defined and checked
+ * again afterwards, with ERROR: the server does not start.
+ */
+static const char *const idgen_setting_names[] = {
+	"idgen.shard_id", "idgen.shard_ids", "idgen.max_lead", "idgen.max_wait",
+	"idgen.fence_horizon", "idgen.epoch", "idgen.shard_bits",
+	"idgen.sequence_bits", "idgen.allow_layout_change"
+};
+#define IDGEN_NUM_SETTINGS lengthof(idgen_setting_names)
+
+static void
+capture_given_settings(char **given)
+{
+	for (int i = 0; i < IDGEN_NUM_SETTINGS; i++)
+	{
+		const char *v = GetConfigOption(idgen_setting_names[i], true, false);
+
+		given[i] = v ? pstrdup(v) : NULL;
+	}
+}
+
+static void
+check_given_settings(char **given)
+{
+	for (int i = 0; i < IDGEN_NUM_SETTINGS; i++)
+	{
+		/* changeVal = false: validate only, whatever the value's source */
+		if (given[i] != NULL)
+			(void) set_config_option(idgen_setting_names[i], given[i],
+									 PGC_POSTMASTER, PGC_S_FILE,
+									 GUC_ACTION_SET, false, ERROR, false);
+	}
+}
+
 static bool
 idgen_epoch_check_hook(char **newval, void **extra, GucSource source)
 {
@@ -101,6 +139,10 @@ idgen_epoch_assign_hook(const char *newval, void *extra)
 void
 _PG_init(void)
 {
+	char	   *given[IDGEN_NUM_SETTINGS];
+
+	capture_given_settings(given);
+
 	/* Settings that may change at reload come first: any backend has them. */
 	DefineCustomIntVariable("idgen.shard_id",
 							"Shard that idgen_next() mints for.",
@@ -191,6 +233,7 @@ _PG_init(void)
 	MarkGUCPrefixReserved("idgen");
 
 	/* In the postmaster an ERROR here stops the start, with the message. */
+	check_given_settings(given);
 	idgen_layout_init(idgen_epoch_value, idgen_shard_bits, idgen_sequence_bits);
 	idgen_shard_settings_validate();
 

@@ -74,7 +74,10 @@ parse_shard(const char **p, int64 *result)
 		(*p)++;
 	if (!isdigit((unsigned char) **p))
 	{
-		GUC_check_errdetail("Expected a shard number at \"%s\".", *p);
+		if (**p == '\0')
+			GUC_check_errdetail("Expected a shard number at the end of the list.");
+		else
+			GUC_check_errdetail("Expected a shard number at \"%s\".", *p);
 		return false;
 	}
 	while (isdigit((unsigned char) **p))

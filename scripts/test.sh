@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# scripts/test.sh -- build, install and run every idgen test suite
+#
+#	bash scripts/test.sh
+#
+# Runs scripts/setup.sh, then, in a copy of the tree owned by the postgres
+# user (initdb refuses root), the suites of `make installcheck`, each on its
+# own throwaway instance with idgen preloaded:
+#	regress    pg_regress           sql/*.sql -> expected/*.out   (REGRESS)
+#	isolation  isolationtester      specs/*.spec                  (ISOLATION)
+#	tap        prove                t/*.pl                        (TAP_TESTS)
+# and then
+#	pgtap      pg_prove             test/*.sql on a throwaway cluster
+#	                                (scripts/lib.sh) with test/idgen.conf
+# Every suite runs even when an earlier one fails; failures print their diffs
+# and log tails, and the exit status is non-zero if any suite failed.
+#
+# Environment:
+#	IDGEN_SUITES="regress tap"   run only these suites
+#	IDGEN_SKIP_SETUP=1           do not run scripts/setup.sh (already built)
+#	IDGEN_KEEP=1                 keep the work tree and cluster (a failed run
+#	                             keeps the work tree anyway, and says where)
+#	PROVE_TESTS="t/010_x.pl"     run only these perl TAP files
+#	PROVE_FLAGS="--verbose"      extra flags for prove
+
+set -euo pipefail
+
+IDGEN_PROG="test"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+
+if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ]; then
+	if ! bash "$here/setup.sh"; then
+		echo
+		echo "idgen tests: FAILED (setup: packages or build failed, no suite ran)"
+		exit 1
+	fi
+fi
+
+suites=${IDGEN_SUITES:-regress isolation tap pgtap}
+declare -A result=()
+
+idgen_workcopy
+work=$IDGEN_WORKDIR
+# what each suite printed, for the summary (outside the tree: not an output)
+outs=$(mktemp -d /tmp/idgen-test-out.XXXXXX)
+idgen_on_exit rm -rf -- "$outs"
+cd "$work"
+idgen_log "running in $work$(idgen_is_root && echo " as $IDGEN_RUN_USER")"
+
+wanted()
+{
+	case " $suites " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# The value of a variable of the project Makefile (REGRESS, ISOLATION, ...).
+makevar()
+{
+	# shellcheck disable=SC2016
+	make -s --no-print-directory PG_CONFIG="$PG_CONFIG" \
+		--eval='idgen-print-%: ; @echo $($*)' "idgen-print-$1" 2>/dev/null
+}
+
+banner()
+{
+	printf '\n===== %s =====\n' "$*"
+}
+
+# run_make SUITE MAKE-ARGS...: one part of make installcheck, as the server user
+run_make()
+{
+	local suite=$1
+	shift
+	banner "$suite"
+	if idgen_as_user make --no-print-directory installcheck \
+		PG_CONFIG="$PG_CONFIG" "$@" 2>&1 | tee "$outs/$suite.out"; then
+		result[$suite]=PASS
+		return 0
+	fi
+	result[$suite]=FAIL
+	return 1
+}
+
+show_diffs()
+{
+	local f=$1
+	[ -s "$f" ] || return 0
+	printf '\n----- %s -----\n' "$f"
+	head -n 400 -- "$f"
+	[ "$(wc -l <"$f")" -le 400 ] || echo "... (truncated; see $f)"
+}
+
+# ---- pg_regress --------------------------------------------------------------
+if wanted regress; then
+	if [ -z "$(makevar REGRESS)" ]; then
+		result[regress]=SKIP
+	elif ! run_make regress ISOLATION= TAP_TESTS=; then
+		show_diffs "$work/regression.diffs"
+		idgen_tail "$work/log/postmaster.log" 40
+	fi
+fi
+
+# ---- isolationtester ---------------------------------------------------------
+if wanted isolation; then
+	if [ -z "$(makevar ISOLATION)" ]; then
+		result[isolation]=SKIP
+	elif ! run_make isolation REGRESS= TAP_TESTS=; then
+		show_diffs "$work/output_iso/regression.diffs"
+		idgen_tail "$work/output_iso/log/postmaster.log" 40
+	fi
+fi
+
+# ---- perl TAP (PostgreSQL::Test::Cluster) ------------------------------------
+prove_args=()
+[ -z "${PROVE_TESTS:-}" ] || prove_args+=("PROVE_TESTS=$PROVE_TESTS")
+[ -z "${PROVE_FLAGS:-}" ] || prove_args+=("PROVE_FLAGS=$PROVE_FLAGS")
+if wanted tap; then
+	if [ -z "$(makevar TAP_TESTS)" ] || ! compgen -G 't/*.pl' >/dev/null; then
+		result[tap]=SKIP
+	elif ! run_make tap REGRESS= ISOLATION= "${prove_args[@]}"; then
+		# prove's "Test Summary Report" names the files that failed
+		failed_t=$(sed -n '/^Test Summary Report/,$p' "$outs/tap.out" |
+			grep -oE '^t/[^ ]+\.pl' | sort -u || true)
+		if [ -n "$failed_t" ]; then
+			result[tap]="FAIL (${failed_t//$'\n'/ })"
+			for t in $failed_t; do
+				t=$(basename "$t" .pl)
+				idgen_tail "$work/tmp_check/log/regress_log_$t" 60
+				for f in "$work/tmp_check/log/${t}"_*.log; do
+					idgen_tail "$f" 20
+				done
+			done
+		else
+			for f in "$work"/tmp_check/log/*; do
+				idgen_tail "$f" 40
+			done
+		fi
+	fi
+fi
+
+# ---- pgTAP -------------------------------------------------------------------
+run_pgtap()
+{
+	local conf=() line
+	IDGEN_EXIT_HOOKS=()	# this subshell cleans up its cluster only
+	if [ -f test/idgen.conf ]; then
+		while IFS= read -r line || [ -n "$line" ]; do
+			conf+=("$line")
+		done <test/idgen.conf
+	fi
+	idgen_cluster_start "" "${conf[@]}" || return 1
+	if idgen_psql -q -d postgres -c 'CREATE DATABASE idgen_pgtap' &&
+		idgen_psql -q -d idgen_pgtap \
+			-c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION idgen' &&
+		pg_prove -h "$PGHOST" -p "$PGPORT" -U postgres -d idgen_pgtap \
+			test/*.sql; then
+		return 0
+	fi
+	idgen_tail "$IDGEN_PGLOG" 40
+	return 1
+}
+
+if wanted pgtap; then
+	if ! compgen -G 'test/*.sql' >/dev/null; then
+		result[pgtap]=SKIP
+	else
+		banner pgtap
+		# a subshell: its exit hook stops the cluster, whatever happens
+		if (run_pgtap); then
+			result[pgtap]=PASS
+		else
+			result[pgtap]=FAIL
+		fi
+	fi
+fi
+
+# ---- summary -----------------------------------------------------------------
+banner summary
+pass=0 fail=0 skip=0
+for s in $suites; do
+	r=${result[$s]:-SKIP}
+	case $r in
+		PASS) pass=$((pass + 1)) ;;
+		FAIL*) fail=$((fail + 1)) ;;
+		*) skip=$((skip + 1)) ;;
+	esac
+	printf '  %-10s %s\n' "$s" "$r"
+done
+if [ "$fail" -gt 0 ] && [ "$work" != "$IDGEN_ROOT" ]; then
+	IDGEN_KEEP=1		# keep the evidence
+	echo "  outputs and logs kept in $work"
+fi
+echo
+if [ "$fail" -gt 0 ]; then
+	echo "idgen tests: FAILED ($fail failed, $pass passed, $skip skipped)"
+	exit 1
+fi
+echo "idgen tests: OK ($pass passed, $skip skipped)"
