@@ -193,8 +193,11 @@ if [ "$fail" -gt 0 ] && [ "$work" != "$IDGEN_ROOT" ]; then
 	echo "  outputs and logs kept in $work"
 fi
 echo
+# the closing line: suites passed and failed, in the form CI reads
 if [ "$fail" -gt 0 ]; then
-	echo "idgen tests: FAILED ($fail failed, $pass passed, $skip skipped)"
+	echo "idgen tests FAILED"
+	echo "suites: $pass passed, $fail failed, $skip skipped"
 	exit 1
 fi
-echo "idgen tests: OK ($pass passed, $skip skipped)"
+echo "idgen tests OK"
+echo "suites: $pass passed, $fail failed, $skip skipped"
