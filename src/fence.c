@@ -57,6 +57,7 @@
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "fence.h"
@@ -234,6 +235,42 @@ idgen_fence_load(void)
 	return fence_ms_of(&file.rec, "\"" IDGEN_STATE_FILE "\"");
 }
 
+/*
+ * At a clean postmaster exit no process can mint any more, so the state word
+ * is exactly the last millisecond minted: record the fence just above it.
+ * The next start then begins where minting stopped, not a horizon later,
+ * and quick restarts do not push the generator ahead of the clock.  WAL may
+ * still hold higher fences; replaying those is safe.
+ */
+void
+idgen_fence_shutdown(int code, Datum arg)
+{
+	IdgenFenceRecord rec;
+	int64		last_ms;
+
+	/* after a crash, leave the file as the last fence move wrote it */
+	if (code != 0 || idgen_shared == NULL)
+		return;
+
+	last_ms = (int64) (pg_atomic_read_u64(&idgen_shared->state) >>
+					   idgen_layout.sequence_bits);
+	if ((uint64) last_ms + 1 >= pg_atomic_read_u64(&idgen_shared->fence))
+		return;
+
+	make_record(&rec, last_ms + 1);
+	PG_TRY();
+	{
+		write_state_file(&rec);
+	}
+	PG_CATCH();
+	{
+		/* the file keeps the higher fence it had: safe, only later */
+		EmitErrorReport();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+}
+
 /* ---- the WAL resource manager ---- */
 
 static void
@@ -345,6 +382,13 @@ idgen_fence_worker_main(Datum main_arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+
+	/*
+	 * A fence a synchronous standby has not flushed could be reached again
+	 * after it is promoted.  Commits may trade durability for speed with
+	 * synchronous_commit = local or off; the fence may not.
+	 */
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 
 	SpinLockAcquire(&idgen_shared->mutex);
 	idgen_shared->worker_latch = MyLatch;

@@ -29,6 +29,7 @@ extern bool idgen_allow_layout_change;
 
 extern void idgen_fence_register(void);
 extern int64 idgen_fence_load(void);
+extern void idgen_fence_shutdown(int code, Datum arg);
 
 extern PGDLLEXPORT void idgen_fence_worker_main(Datum main_arg);
 

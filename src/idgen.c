@@ -271,6 +271,10 @@ idgen_shmem_startup(void)
 	if (!found)
 		idgen_shmem_init(Min(idgen_fence_load(), idgen_max_ms()));
 	LWLockRelease(AddinShmemInitLock);
+
+	/* the postmaster records the last millisecond minted when it exits */
+	if (!IsUnderPostmaster)
+		on_shmem_exit(idgen_fence_shutdown, (Datum) 0);
 }
 
 /* ---- SQL-callable functions ---- */

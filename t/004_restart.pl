@@ -1,0 +1,268 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# Restarts with the clock behind (libfaketime): after each one, every ID is
+# larger than every ID minted before, because the generator starts at the
+# durable fence.  Each step first checks that the clock really is behind
+# the last ID, so that a generator going by the clock alone would mint
+# smaller IDs and fail the test.
+#
+#  1. stop('immediate') (a crash), restart with the clock 60 s behind;
+#     idgen.max_lead absorbs the step, so no caller waits.
+#  2. kill -9 of a backend, the clock stepped back 60 s: the postmaster
+#     reinitialises shared memory and recovers.
+#  3. A clean stop and start, the clock stepped back 60 s.
+#  4. A crash, the clock stepped back 5 s, default idgen.max_lead: callers
+#     wait for the clock (idgen.max_wait raised) instead of going back.
+#  5. Quick clean restarts: no caller waits, since a clean shutdown
+#     records the last millisecond minted as the fence.
+#
+# Before each step the clock is put right again and IDs are minted by it,
+# so that each step is a step back from the last ID.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+# libfaketime (Debian: apt-get install faketime); LIBFAKETIME overrides.
+my ($libfaketime) = grep { defined && -f } $ENV{LIBFAKETIME},
+  glob('/usr/lib/*/faketime/libfaketime.so.1'),
+  '/usr/lib/faketime/libfaketime.so.1',
+  '/usr/local/lib/faketime/libfaketime.so.1';
+die "this test needs libfaketime: apt-get install faketime, or set LIBFAKETIME"
+  unless defined $libfaketime;
+
+sub set_clock_offset
+{
+	my ($file, $seconds) = @_;
+	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
+	printf $fh "%+.3f\n", $seconds;
+	close $fh;
+	rename("$file.tmp", $file) or die "could not rename to $file: $!";
+	return;
+}
+
+sub start_with_clock
+{
+	my ($node, $file, %params) = @_;
+	local $ENV{LD_PRELOAD}                   = $libfaketime;
+	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $file;
+	local $ENV{FAKETIME_NO_CACHE}            = 1;
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+	local $ENV{NO_FAKE_STAT}                 = 1;
+	delete local $ENV{FAKETIME};
+	return $node->start(%params);
+}
+
+# Every ID this test saw, in the order they were minted.
+my @all_ids;
+
+sub mint
+{
+	my ($node, $n) = @_;
+	my $out = $node->safe_psql('postgres',
+		"SELECT idgen_next() FROM generate_series(1, $n)");
+	my @ids = split /\n/, $out;
+	is(scalar(@ids), $n, "minted $n IDs");
+	push @all_ids, @ids;
+	return @ids;
+}
+
+sub check_ids
+{
+	my ($ids, $what) = @_;
+	my ($bad_order, $negative, $dups) = (0, 0, 0);
+	my %seen;
+	for my $i (0 .. $#$ids)
+	{
+		$negative++ if $ids->[$i] < 0;
+		$dups++ if $seen{ $ids->[$i] }++;
+		$bad_order++ if $i > 0 && $ids->[$i] <= $ids->[ $i - 1 ];
+	}
+	is($dups,      0, "$what: no duplicate among " . scalar(@$ids) . " IDs");
+	is($bad_order, 0, "$what: each ID larger than the one minted before");
+	is($negative,  0, "$what: no negative ID");
+	return;
+}
+
+# After a restart: the clock is behind the last ID, yet new IDs are larger.
+sub check_after_restart
+{
+	my ($node, $what, $n) = @_;
+	my $max_before = $all_ids[-1];
+
+	is( $node->safe_psql('postgres',
+			"SELECT clock_timestamp() < id_to_timestamp($max_before)"),
+		't',
+		"$what: the clock is behind the last ID minted before");
+
+	my $t0  = time;
+	my @new = mint($node, $n);
+	my $took = time - $t0;
+	is(scalar(grep { $_ <= $max_before } @new),
+		0, "$what: every new ID is larger than every ID before");
+	check_ids(\@all_ids, "$what: every ID so far");
+	return $took;
+}
+
+sub stats
+{
+	my ($node) = @_;
+	my $row = $node->safe_psql('postgres',
+		'SELECT waits, fence_waits, wait_time_ms, max_wait_errors, clock_behind FROM idgen_stats'
+	);
+	note "idgen_stats: $row";
+	my %s;
+	@s{qw(waits fence_waits wait_time_ms max_wait_errors clock_behind)} =
+	  split /\|/, $row;
+	return \%s;
+}
+
+my $node = PostgreSQL::Test::Cluster->new('restart');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq(
+shared_preload_libraries = 'idgen'
+restart_after_crash = on
+idgen.max_wait = '120s'
+include_if_exists = 'idgen_lead.conf'
+));
+my $lead_conf = $node->data_dir . '/idgen_lead.conf';
+
+sub set_max_lead
+{
+	my ($value) = @_;
+	open my $fh, '>', $lead_conf or die "could not write $lead_conf: $!";
+	print $fh "idgen.max_lead = '$value'\n" if defined $value;
+	close $fh;
+	return;
+}
+
+my $clock = PostgreSQL::Test::Utils::tempdir() . '/clock';
+set_clock_offset($clock, 0);
+
+# Put the clock right and mint by it, so that the IDs catch up with it.
+sub mint_on_time
+{
+	my ($node) = @_;
+	set_clock_offset($clock, 0);
+	usleep(1_100_000);
+	mint($node, 3000);
+	my ($id, $on_time) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT id, abs(extract(epoch FROM id_to_timestamp(id) - clock_timestamp())) < 0.5 FROM idgen_next() AS id"
+	  );
+	push @all_ids, $id;
+	is($on_time, 't', 'IDs follow the clock again');
+	return;
+}
+set_max_lead('70s');
+start_with_clock($node, $clock);
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+
+mint($node, 3000);
+mint($node, 3000);
+check_ids(\@all_ids, 'before any restart');
+
+# --------------------------------------------------------------------------
+# 1. Crash, restart with the clock 60 s behind.
+
+$node->stop('immediate');
+set_clock_offset($clock, -60);
+start_with_clock($node, $clock);
+my $took = check_after_restart($node, 'crash, clock 60 s behind', 3000);
+my $st = stats($node);
+is($st->{waits}, 0, 'idgen.max_lead (70 s) absorbed the step: no wait');
+cmp_ok($st->{clock_behind}, '>', 0, 'the generator ran ahead of the clock');
+ok($took < 5, sprintf('minting after the crash took %.1f s', $took));
+mint_on_time($node);
+
+# --------------------------------------------------------------------------
+# 2. kill -9 of a backend, with the clock stepped back 60 s.
+
+my $session = $node->background_psql('postgres', on_error_stop => 0);
+my $pid = $session->query_safe('SELECT pg_backend_pid()');
+like($pid, qr/^\d+$/, "a backend to kill: $pid");
+push @all_ids, split /,/,
+  $session->query_safe(
+	"SELECT string_agg(idgen_next()::text, ',') FROM generate_series(1, 1000)");
+
+set_clock_offset($clock, -60);
+my $log_offset = -s $node->logfile;
+ok(kill('KILL', $pid), 'SIGKILL sent to the backend');
+ok( $node->poll_query_until(
+		'postgres', 'SELECT minted = 0 FROM idgen_stats'),
+	'the server is back, with fresh shared memory');
+like(
+	slurp_file($node->logfile, $log_offset),
+	qr/all server processes terminated; reinitializing/,
+	'the postmaster reinitialised shared memory');
+eval { $session->quit; };
+check_after_restart($node, 'backend killed, clock 60 s behind', 3000);
+mint_on_time($node);
+
+# --------------------------------------------------------------------------
+# 3. Clean stop and start, the clock stepped back 60 s.
+
+$node->stop('fast');
+set_clock_offset($clock, -60);
+start_with_clock($node, $clock);
+check_after_restart($node, 'clean restart, clock 60 s behind', 3000);
+mint_on_time($node);
+
+# --------------------------------------------------------------------------
+# 4. Crash, the clock stepped back 5 s, default idgen.max_lead (1 s):
+# callers wait for the clock rather than mint smaller IDs.
+
+$node->stop('immediate');
+set_clock_offset($clock, -5);
+set_max_lead(undef);
+start_with_clock($node, $clock);
+is($node->safe_psql('postgres', 'SHOW idgen.max_lead'),
+	'1s', 'idgen.max_lead is back to its default');
+$took = check_after_restart($node, 'crash, clock 5 s behind, max_lead 1 s',
+	3000);
+$st = stats($node);
+cmp_ok($st->{waits}, '>', 0, 'callers waited for the clock');
+is($st->{max_wait_errors}, 0, 'within idgen.max_wait');
+ok($took > 1, sprintf('the wait was real: %.1f s', $took));
+my ($id, $within) = split /\|/,
+  $node->safe_psql('postgres',
+	"SELECT id, id_to_timestamp(id) <= clock_timestamp() + interval '1.1 s' FROM idgen_next() AS id"
+  );
+push @all_ids, $id;
+is($within, 't', 'after the wait, IDs are within idgen.max_lead of the clock');
+check_ids(\@all_ids, 'every ID of this test, after the crashes');
+
+# --------------------------------------------------------------------------
+# 5. Quick clean restarts, the clock right, one mint each time.  DESIGN.md:
+# "an ordinary restart never makes callers wait".  Were each start to begin
+# at the last fence move, up to idgen.fence_horizon ahead of the clock,
+# restarts quicker than the horizon would ratchet the start ahead of the
+# clock until callers wait.  A clean shutdown records the exact last
+# millisecond minted instead.
+
+$node->stop;
+set_clock_offset($clock, 0);
+usleep(2_000_000);    # the clock passes every ID minted so far
+$node->start;
+for my $i (1 .. 4)
+{
+	mint($node, 1);
+	$node->restart;
+}
+my $t0 = time;
+mint($node, 1);
+$took = time - $t0;
+$st   = stats($node);
+is($st->{waits}, 0, 'after quick clean restarts, no caller waits');
+ok($took < 0.2, sprintf('the first mint took %.2f s', $took));
+check_ids(\@all_ids, 'every ID of this test, quick restarts too');
+
+$node->stop;
+
+done_testing();
