@@ -18,12 +18,17 @@
  * + idgen.fence_horizon when minting passes half of the horizon: it writes
  * the file, inserts and flushes the WAL record, waits for synchronous
  * standbys, and only then publishes the new fence, so a mint never waits on
- * I/O unless it outruns the worker.  An idle server writes nothing.
+ * I/O unless it outruns the worker.  It keeps the horizon open for a minute
+ * after the last mint; a server idle for longer writes nothing, and its
+ * next mint waits for one fence move.
  *
  * At start, after a crash or on promotion the generator begins at the fence
  * recovered from the file and from WAL: nothing minted before can be minted
- * again, whatever the wall clock says.  A standby replays fence records into
- * its shared memory and state file and never mints.
+ * again, whatever the wall clock says.  At a clean exit the postmaster, the
+ * last process standing, writes the fence just above the last millisecond
+ * minted, so that a restart does not begin a horizon ahead of the clock.
+ * A standby replays fence records into its shared memory and state file and
+ * never mints.
  *
  * The fence is recorded as an ID, the smallest the generator may not reach
  * yet, with the layout it was minted under.  A start with another layout is
@@ -67,6 +72,9 @@
 #define IDGEN_STATE_TMP_FILE	IDGEN_STATE_FILE ".tmp"
 #define IDGEN_STATE_MAGIC		0x69646731	/* "idg1" */
 #define IDGEN_STATE_VERSION		1
+
+/* how long after the last mint the worker keeps a horizon open */
+#define IDGEN_FENCE_KEEP_OPEN_MS	(60 * 1000)
 
 int			idgen_fence_horizon = 1000;
 bool		idgen_allow_layout_change = false;
@@ -401,6 +409,8 @@ idgen_fence_worker_main(Datum main_arg)
 	for (;;)
 	{
 		int64		state_ms;
+		int64		now;
+		int64		wake_at;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(idgen_fence_horizon / 4, 1), PG_WAIT_EXTENSION);
@@ -413,11 +423,19 @@ idgen_fence_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		/* Asked for, or minting has passed half of the horizon. */
+		/*
+		 * Asked for, or minting has passed half of the horizon, or the wall
+		 * clock has and minting was recent: a server that minted in the last
+		 * minute keeps a horizon open, so that its next caller does not wait
+		 * for I/O; an idle one stops writing.
+		 */
 		state_ms = (int64) (pg_atomic_read_u64(&idgen_shared->state) >>
 							idgen_layout.sequence_bits);
+		now = idgen_wall_ms();
+		wake_at = (int64) pg_atomic_read_u64(&idgen_shared->fence_wake_at);
 		if (pg_atomic_read_u32(&idgen_shared->fence_wanted) != 0 ||
-			(uint64) state_ms >= pg_atomic_read_u64(&idgen_shared->fence_wake_at))
+			state_ms >= wake_at ||
+			(now >= wake_at && now - state_ms < IDGEN_FENCE_KEEP_OPEN_MS))
 			fence_advance();
 	}
 }
