@@ -16,53 +16,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-
-# Every ID this test saw, in the order they were minted.
-my @all_ids;
-
-# Mint $n IDs in one statement, keep them, and return them.
-sub mint
-{
-	my ($node, $n, $call) = @_;
-	$call //= 'idgen_next()';
-	my $out = $node->safe_psql('postgres',
-		"SELECT $call FROM generate_series(1, $n)");
-	my @ids = split /\n/, $out;
-	is(scalar(@ids), $n, "minted $n IDs with $call");
-	push @all_ids, @ids;
-	return @ids;
-}
-
-# Unique and never negative; strictly increasing too unless $any_order
-# (IDs of different shards minted in one millisecond are not in order).
-sub check_ids
-{
-	my ($ids, $what, $any_order) = @_;
-	my ($bad_order, $negative) = (0, 0);
-	my %seen;
-	my $dups = 0;
-	for my $i (0 .. $#$ids)
-	{
-		$negative++ if $ids->[$i] < 0;
-		$dups++ if $seen{ $ids->[$i] }++;
-		$bad_order++ if $i > 0 && $ids->[$i] <= $ids->[ $i - 1 ];
-	}
-	is($dups,      0, "$what: no duplicate among " . scalar(@$ids) . " IDs");
-	is($bad_order, 0, "$what: each ID larger than the one minted before")
-	  unless $any_order;
-	is($negative,  0, "$what: no negative ID");
-	return;
-}
-
-# Run SQL expected to fail; return (exit code, stderr) with verbose errors,
-# which show the SQLSTATE.
-sub psql_fails
-{
-	my ($node, $sql) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql");
-	return ($ret, $stderr);
-}
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
 # --------------------------------------------------------------------------
 # 1. Not preloaded.
@@ -113,15 +69,6 @@ $node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'");
 
 my $conf_file = $node->data_dir . '/idgen_test.conf';
 
-sub write_test_conf
-{
-	my ($text) = @_;
-	open my $fh, '>', $conf_file or die "could not write $conf_file: $!";
-	print $fh $text;
-	close $fh;
-	return;
-}
-
 my @bad = (
 	[ 'idgen.shard_bits = 40', qr/idgen\.shard_bits/, 'shard_bits 40' ],
 	[ 'idgen.sequence_bits = 0', qr/idgen\.sequence_bits/, 'sequence_bits 0' ],
@@ -160,11 +107,9 @@ for my $case (@bad)
 {
 	my ($conf, $log_re, $what) = @$case;
 
-	write_test_conf("$conf\n");
-	my $log_offset = -s $node->logfile;
-	my $started = $node->start(fail_ok => 1);
+	write_conf($conf_file, "$conf\n");
+	my ($started, $log) = start_logged($node);
 	ok(!$started, "the server refuses to start with $what");
-	my $log = slurp_file($node->logfile, $log_offset);
 	like($log, $log_re, "$what: the log names the setting");
 	if ($started)
 	{
@@ -183,11 +128,8 @@ for my $case (@bad)
 # 3. A good non-default layout starts, and IDs decode by it.  A new node:
 # none of the starts above can have recorded a layout in it.
 
-$node = PostgreSQL::Test::Cluster->new('layout');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+$node = idgen_node(
+	'layout', conf => qq(
 idgen.epoch = '2025-06-01 00:00:00+00'
 idgen.shard_bits = 8
 idgen.sequence_bits = 14
@@ -215,11 +157,17 @@ is( $node->safe_psql(
 	"t|5|7|5|4194304000",
 	'a fixed ID decodes by the configured layout');
 
-my @ids = mint($node, 3000);
+my @ids = mint($node, 3000, name => 'minted 3000 IDs with idgen_next()');
 check_ids(\@ids, 'shard 200, non-default layout');
-my @ids3 = mint($node, 1000, 'idgen_next(3)');
+my @ids3 = mint(
+	$node, 1000,
+	call => 'idgen_next(3)',
+	name => 'minted 1000 IDs with idgen_next(3)');
 check_ids(\@ids3, 'shard 3, non-default layout');
-my @ids11 = mint($node, 1000, 'idgen_next(11)');
+my @ids11 = mint(
+	$node, 1000,
+	call => 'idgen_next(11)',
+	name => 'minted 1000 IDs with idgen_next(11)');
 check_ids(\@ids11, 'shard 11, non-default layout');
 push @ids, @ids3, @ids11;
 

@@ -17,68 +17,17 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
-# libfaketime (Debian: apt-get install faketime); LIBFAKETIME overrides.
-my ($libfaketime) = grep { defined && -f } $ENV{LIBFAKETIME},
-  glob('/usr/lib/*/faketime/libfaketime.so.1'),
-  '/usr/lib/faketime/libfaketime.so.1',
-  '/usr/local/lib/faketime/libfaketime.so.1';
-die "this test needs libfaketime: apt-get install faketime, or set LIBFAKETIME"
-  unless defined $libfaketime;
+libfaketime();    # dies early without it
 
-# The fake clock: a file holding an offset from the real clock in seconds,
-# read by libfaketime at every clock call of the processes started with it.
-sub set_clock_offset
-{
-	my ($file, $seconds) = @_;
-	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
-	printf $fh "%+.3f\n", $seconds;
-	close $fh;
-	rename("$file.tmp", $file) or die "could not rename to $file: $!";
-	return;
-}
-
-sub start_with_clock
-{
-	my ($node, $file, %params) = @_;
-	local $ENV{LD_PRELOAD}                   = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $file;
-	local $ENV{FAKETIME_NO_CACHE}            = 1;
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
-	local $ENV{NO_FAKE_STAT}                 = 1;
-	delete local $ENV{FAKETIME};
-	return $node->start(%params);
-}
-
-# Every ID this test saw, in the order they were minted.
-my @all_ids;
-
-sub mint
+# The test names say which node minted.
+sub mint_on
 {
 	my ($node, $n) = @_;
-	my $out = $node->safe_psql('postgres',
-		"SELECT idgen_next() FROM generate_series(1, $n)");
-	my @ids = split /\n/, $out;
-	is(scalar(@ids), $n, "minted $n IDs on " . $node->name);
-	push @all_ids, @ids;
-	return @ids;
-}
-
-sub check_ids
-{
-	my ($ids, $what) = @_;
-	my ($bad_order, $negative, $dups) = (0, 0, 0);
-	my %seen;
-	for my $i (0 .. $#$ids)
-	{
-		$negative++ if $ids->[$i] < 0;
-		$dups++ if $seen{ $ids->[$i] }++;
-		$bad_order++ if $i > 0 && $ids->[$i] <= $ids->[ $i - 1 ];
-	}
-	is($dups,      0, "$what: no duplicate among " . scalar(@$ids) . " IDs");
-	is($bad_order, 0, "$what: each ID larger than the one minted before");
-	is($negative,  0, "$what: no negative ID");
-	return;
+	return mint($node, $n, name => "minted $n IDs on " . $node->name);
 }
 
 sub max_of
@@ -91,12 +40,10 @@ sub max_of
 # --------------------------------------------------------------------------
 # Primary and standby.
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'");
+my $primary = idgen_node('primary', allows_streaming => 1);
 $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION idgen');
-my @old = mint($primary, 1000);
+my @old = mint_on($primary, 1000);
 
 $primary->backup('backup');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
@@ -110,11 +57,20 @@ start_with_clock($standby, $clock);
 $primary->safe_psql('postgres',
 	"ALTER SYSTEM SET synchronous_standby_names = 'standby'");
 $primary->reload;
-ok( $primary->poll_query_until(
-		'postgres',
-		"SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'",
-		'sync'),
-	'the standby is a synchronous standby');
+
+# Wait until the standby is the primary's synchronous standby.
+sub standby_is_sync
+{
+	my ($test_name) = @_;
+	ok( $primary->poll_query_until(
+			'postgres',
+			"SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'",
+			'sync'),
+		$test_name);
+	return;
+}
+
+standby_is_sync('the standby is a synchronous standby');
 
 # The standby's clock really is behind.
 {
@@ -127,7 +83,7 @@ ok( $primary->poll_query_until(
 		"the standby's clock is 5 s behind the primary's ($behind s)");
 }
 
-push @old, mint($primary, 1000);
+push @old, mint_on($primary, 1000);
 $primary->wait_for_catchup($standby);
 
 # --------------------------------------------------------------------------
@@ -135,8 +91,7 @@ $primary->wait_for_catchup($standby);
 
 for my $call ('idgen_next()', 'idgen_next(0)')
 {
-	my ($ret, $stdout, $stderr) =
-	  $standby->psql('postgres', "\\set VERBOSITY verbose\nSELECT $call;");
+	my ($ret, $stderr) = psql_fails($standby, "SELECT $call;");
 	isnt($ret, 0, "$call fails on the standby");
 	like($stderr, qr/ERROR:\s+25006:/, "$call on the standby: SQLSTATE 25006");
 }
@@ -158,10 +113,11 @@ is( $standby->safe_psql('postgres',
 # The standby's fence follows the primary's.
 
 my $f0 = $standby->safe_psql('postgres', 'SELECT fence FROM idgen_stats');
-my $t_end = time + 2.5;
-while (time < $t_end)
+# a fixed count, so the plan does not depend on the machine's speed; at
+# least 2.4 s, more than two fence horizons
+for (1 .. 12)
 {
-	push @old, mint($primary, 500);
+	push @old, mint_on($primary, 500);
 	usleep(200_000);
 }
 my $fp = $primary->safe_psql('postgres', 'SELECT fence FROM idgen_stats');
@@ -197,17 +153,16 @@ sub standby_down
 {
 	my ($what) = @_;
 
-	push @old, mint($primary, 1000);
+	push @old, mint_on($primary, 1000);
 	$primary->safe_psql('postgres', 'CHECKPOINT');
 	$primary->wait_for_catchup($standby);
 	my $fs = $standby->safe_psql('postgres', 'SELECT fence FROM idgen_stats');
 	$standby->stop;
 
 	my $t0 = time;
-	my ($ret, $stdout, $stderr) = $primary->psql(
-		'postgres',
-		"\\set VERBOSITY verbose
-SET idgen.max_wait = '2s';
+	my ($ret, $stderr) = psql_fails(
+		$primary,
+		"SET idgen.max_wait = '2s';
 SELECT count(idgen_next()) FROM (SELECT pg_sleep(0.01) FROM generate_series(1, 400)) s;",
 		timeout => 60);
 	my $took = time - $t0;
@@ -231,12 +186,8 @@ SELECT count(idgen_next()) FROM (SELECT pg_sleep(0.01) FROM generate_series(1, 4
 	is( $standby->safe_psql('postgres', "SELECT fence >= '$fs' FROM idgen_stats"),
 		't',
 		"$what: the restarted standby has the fence from its state file");
-	ok( $primary->poll_query_until(
-			'postgres',
-			"SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'",
-			'sync'),
-		"$what: the synchronous standby is back");
-	push @old, mint($primary, 1000);
+	standby_is_sync("$what: the synchronous standby is back");
+	push @old, mint_on($primary, 1000);
 	ok( $standby->poll_query_until(
 			'postgres',
 			"SELECT fence > id_to_timestamp(${\ max_of(@old)}) FROM idgen_stats"),
@@ -256,7 +207,7 @@ $primary->reload;
 # --------------------------------------------------------------------------
 # The primary crashes just after minting; the standby is promoted.
 
-push @old, mint($primary, 2000);
+push @old, mint_on($primary, 2000);
 my $max_old = max_of(@old);
 $primary->stop('immediate');
 
@@ -272,10 +223,10 @@ is( $standby->safe_psql('postgres',
 	"the promoted standby's clock is behind the old primary's last ID");
 
 my $t0  = time;
-my @new = mint($standby, 1000);
+my @new = mint_on($standby, 1000);
 my $elapsed = time - $t0;
 note sprintf('first mint after promotion took %.1f s', $elapsed);
-push @new, mint($standby, 1000);
+push @new, mint_on($standby, 1000);
 
 my $smaller = grep { $_ <= $max_old } @new;
 is($smaller, 0,

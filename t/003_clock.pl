@@ -17,86 +17,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
-# libfaketime (Debian: apt-get install faketime); LIBFAKETIME overrides.
-my ($libfaketime) = grep { defined && -f } $ENV{LIBFAKETIME},
-  glob('/usr/lib/*/faketime/libfaketime.so.1'),
-  '/usr/lib/faketime/libfaketime.so.1',
-  '/usr/local/lib/faketime/libfaketime.so.1';
-die "this test needs libfaketime: apt-get install faketime, or set LIBFAKETIME"
-  unless defined $libfaketime;
+libfaketime();    # dies early without it
 
-sub set_clock_offset
-{
-	my ($file, $seconds) = @_;
-	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
-	printf $fh "%+.3f\n", $seconds;
-	close $fh;
-	rename("$file.tmp", $file) or die "could not rename to $file: $!";
-	return;
-}
-
-sub start_with_clock
-{
-	my ($node, $file, %params) = @_;
-	local $ENV{LD_PRELOAD}                   = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $file;
-	local $ENV{FAKETIME_NO_CACHE}            = 1;
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
-	local $ENV{NO_FAKE_STAT}                 = 1;
-	delete local $ENV{FAKETIME};
-	return $node->start(%params);
-}
-
-# Every ID this test saw, in the order they were minted.
-my @all_ids;
-
-# Mint $n IDs in a background session.
-sub mint
-{
-	my ($session, $n) = @_;
-	my $out = $session->query_safe(
-		"SELECT string_agg(idgen_next()::text, ',') FROM generate_series(1, $n)"
-	);
-	my @ids = split /,/, $out;
-	is(scalar(@ids), $n, "minted $n IDs");
-	push @all_ids, @ids;
-	return @ids;
-}
-
-sub check_ids
-{
-	my ($ids, $what) = @_;
-	my ($bad_order, $negative, $dups) = (0, 0, 0);
-	my %seen;
-	for my $i (0 .. $#$ids)
-	{
-		$negative++ if $ids->[$i] < 0;
-		$dups++ if $seen{ $ids->[$i] }++;
-		$bad_order++ if $i > 0 && $ids->[$i] <= $ids->[ $i - 1 ];
-	}
-	is($dups,      0, "$what: no duplicate among " . scalar(@$ids) . " IDs");
-	is($bad_order, 0, "$what: each ID larger than the one minted before");
-	is($negative,  0, "$what: no negative ID");
-	return;
-}
-
-sub stats
-{
-	my ($node) = @_;
-	my $row = $node->safe_psql('postgres',
-		'SELECT minted, clock_behind, clock_steps_back, waits, max_wait_errors, wait_time_ms FROM idgen_stats'
-	);
-	my %s;
-	@s{qw(minted clock_behind clock_steps_back waits max_wait_errors wait_time_ms)}
-	  = split /\|/, $row;
-	note "idgen_stats: $row";
-	return \%s;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('clock');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'");
+my $node = idgen_node('clock');
 
 my $clock = PostgreSQL::Test::Utils::tempdir() . '/clock';
 set_clock_offset($clock, 0);
@@ -162,15 +89,10 @@ is( $node->safe_psql(
 
 # Invariant 3: once minting went on, an ID is at most idgen.max_lead ahead
 # of the clock.
-{
-	my ($id, $within) = split /\|/,
-	  $s1->query_safe(
-		"SELECT id, id_to_timestamp(id) <= clock_timestamp() + interval '1.1 s' FROM idgen_next() AS id"
-	  );
-	push @all_ids, $id;
-	is($within, 't',
-		'after the wait, IDs are within idgen.max_lead of the clock');
-}
+mint_checked(
+	$s1,
+	"id_to_timestamp(id) <= clock_timestamp() + interval '1.1 s'",
+	'after the wait, IDs are within idgen.max_lead of the clock');
 
 # --------------------------------------------------------------------------
 # A step back within idgen.max_lead (500 ms < 1 s) is absorbed.
@@ -197,8 +119,8 @@ check_ids(\@all_ids, 'across the 500 ms step');
 my $max_before_error = $all_ids[-1];
 set_clock_offset($clock, -40.5);
 $t0 = time;
-my ($ret, $stdout, $stderr) = $node->psql('postgres',
-	"\\set VERBOSITY verbose\nSHOW idgen.max_wait;\nSELECT idgen_next();");
+my ($ret, $stderr) =
+  psql_fails($node, "SHOW idgen.max_wait;\nSELECT idgen_next();");
 my $failed_after = time - $t0;
 note "error after a 30 s step: $stderr";
 isnt($ret, 0, 'with the clock 30 s behind, idgen_next fails');

@@ -27,67 +27,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
-# libfaketime (Debian: apt-get install faketime); LIBFAKETIME overrides.
-my ($libfaketime) = grep { defined && -f } $ENV{LIBFAKETIME},
-  glob('/usr/lib/*/faketime/libfaketime.so.1'),
-  '/usr/lib/faketime/libfaketime.so.1',
-  '/usr/local/lib/faketime/libfaketime.so.1';
-die "this test needs libfaketime: apt-get install faketime, or set LIBFAKETIME"
-  unless defined $libfaketime;
-
-sub set_clock_offset
-{
-	my ($file, $seconds) = @_;
-	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
-	printf $fh "%+.3f\n", $seconds;
-	close $fh;
-	rename("$file.tmp", $file) or die "could not rename to $file: $!";
-	return;
-}
-
-sub start_with_clock
-{
-	my ($node, $file, %params) = @_;
-	local $ENV{LD_PRELOAD}                   = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $file;
-	local $ENV{FAKETIME_NO_CACHE}            = 1;
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
-	local $ENV{NO_FAKE_STAT}                 = 1;
-	delete local $ENV{FAKETIME};
-	return $node->start(%params);
-}
-
-# Every ID this test saw, in the order they were minted.
-my @all_ids;
-
-sub mint
-{
-	my ($node, $n) = @_;
-	my $out = $node->safe_psql('postgres',
-		"SELECT idgen_next() FROM generate_series(1, $n)");
-	my @ids = split /\n/, $out;
-	is(scalar(@ids), $n, "minted $n IDs");
-	push @all_ids, @ids;
-	return @ids;
-}
-
-sub check_ids
-{
-	my ($ids, $what) = @_;
-	my ($bad_order, $negative, $dups) = (0, 0, 0);
-	my %seen;
-	for my $i (0 .. $#$ids)
-	{
-		$negative++ if $ids->[$i] < 0;
-		$dups++ if $seen{ $ids->[$i] }++;
-		$bad_order++ if $i > 0 && $ids->[$i] <= $ids->[ $i - 1 ];
-	}
-	is($dups,      0, "$what: no duplicate among " . scalar(@$ids) . " IDs");
-	is($bad_order, 0, "$what: each ID larger than the one minted before");
-	is($negative,  0, "$what: no negative ID");
-	return;
-}
+libfaketime();    # dies early without it
 
 # After a restart: the clock is behind the last ID, yet new IDs are larger.
 sub check_after_restart
@@ -109,24 +53,8 @@ sub check_after_restart
 	return $took;
 }
 
-sub stats
-{
-	my ($node) = @_;
-	my $row = $node->safe_psql('postgres',
-		'SELECT waits, fence_waits, wait_time_ms, max_wait_errors, clock_behind FROM idgen_stats'
-	);
-	note "idgen_stats: $row";
-	my %s;
-	@s{qw(waits fence_waits wait_time_ms max_wait_errors clock_behind)} =
-	  split /\|/, $row;
-	return \%s;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('restart');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $node = idgen_node(
+	'restart', conf => qq(
 restart_after_crash = on
 idgen.max_wait = '120s'
 include_if_exists = 'idgen_lead.conf'
@@ -136,9 +64,8 @@ my $lead_conf = $node->data_dir . '/idgen_lead.conf';
 sub set_max_lead
 {
 	my ($value) = @_;
-	open my $fh, '>', $lead_conf or die "could not write $lead_conf: $!";
-	print $fh "idgen.max_lead = '$value'\n" if defined $value;
-	close $fh;
+	write_conf($lead_conf,
+		defined $value ? "idgen.max_lead = '$value'\n" : '');
 	return;
 }
 
@@ -152,12 +79,10 @@ sub mint_on_time
 	set_clock_offset($clock, 0);
 	usleep(1_100_000);
 	mint($node, 3000);
-	my ($id, $on_time) = split /\|/,
-	  $node->safe_psql('postgres',
-		"SELECT id, abs(extract(epoch FROM id_to_timestamp(id) - clock_timestamp())) < 0.5 FROM idgen_next() AS id"
-	  );
-	push @all_ids, $id;
-	is($on_time, 't', 'IDs follow the clock again');
+	mint_checked(
+		$node,
+		'abs(extract(epoch FROM id_to_timestamp(id) - clock_timestamp())) < 0.5',
+		'IDs follow the clock again');
 	return;
 }
 set_max_lead('70s');
@@ -230,12 +155,10 @@ $st = stats($node);
 cmp_ok($st->{waits}, '>', 0, 'callers waited for the clock');
 is($st->{max_wait_errors}, 0, 'within idgen.max_wait');
 ok($took > 1, sprintf('the wait was real: %.1f s', $took));
-my ($id, $within) = split /\|/,
-  $node->safe_psql('postgres',
-	"SELECT id, id_to_timestamp(id) <= clock_timestamp() + interval '1.1 s' FROM idgen_next() AS id"
-  );
-push @all_ids, $id;
-is($within, 't', 'after the wait, IDs are within idgen.max_lead of the clock');
+mint_checked(
+	$node,
+	"id_to_timestamp(id) <= clock_timestamp() + interval '1.1 s'",
+	'after the wait, IDs are within idgen.max_lead of the clock');
 check_ids(\@all_ids, 'every ID of this test, after the crashes');
 
 # --------------------------------------------------------------------------

@@ -13,65 +13,21 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
-# Every ID this test saw, in the order they were minted.
-my @all_ids;
-
-sub mint
-{
-	my ($node, $n) = @_;
-	my $out = $node->safe_psql('postgres',
-		"SELECT idgen_next() FROM generate_series(1, $n)");
-	my @ids = split /\n/, $out;
-	is(scalar(@ids), $n, "minted $n IDs");
-	push @all_ids, @ids;
-	return @ids;
-}
-
-sub check_ids
-{
-	my ($ids, $what) = @_;
-	my ($bad_order, $negative, $dups) = (0, 0, 0);
-	my %seen;
-	for my $i (0 .. $#$ids)
-	{
-		$negative++ if $ids->[$i] < 0;
-		$dups++ if $seen{ $ids->[$i] }++;
-		$bad_order++ if $i > 0 && $ids->[$i] <= $ids->[ $i - 1 ];
-	}
-	is($dups,      0, "$what: no duplicate among " . scalar(@$ids) . " IDs");
-	is($bad_order, 0, "$what: each ID larger than the one minted before");
-	is($negative,  0, "$what: no negative ID");
-	return;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('layout');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
-include_if_exists = 'idgen_layout.conf'
-));
+my $node =
+  idgen_node('layout', conf => "include_if_exists = 'idgen_layout.conf'\n");
 my $layout_conf = $node->data_dir . '/idgen_layout.conf';
-
-sub set_layout
-{
-	my ($text) = @_;
-	open my $fh, '>', $layout_conf or die "could not write $layout_conf: $!";
-	print $fh $text;
-	close $fh;
-	return;
-}
 
 # Start with the layout in $text; return whether the server started and
 # what it logged meanwhile.
 sub start_with_layout
 {
 	my ($text) = @_;
-	set_layout($text);
-	my $log_offset = -s $node->logfile;
-	my $started = $node->start(fail_ok => 1);
-	return ($started, slurp_file($node->logfile, $log_offset));
+	write_conf($layout_conf, $text);
+	return start_logged($node);
 }
 
 # Decode an ID as the layout ($epoch, $shard_bits, $sequence_bits) would.

@@ -13,17 +13,17 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
 my $clients      = 16;
 my $per_xact     = 1000;
 my $transactions = 250;
 my $total        = $clients * $transactions * $per_xact;    # 4,000,000
 
-my $node = PostgreSQL::Test::Cluster->new('concurrency');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $node = idgen_node(
+	'concurrency', conf => qq(
 max_connections = 40
 shared_buffers = '128MB'
 max_wal_size = '1GB'

@@ -1,0 +1,229 @@
+
+# Copyright (c) 2026, The idgen Authors
+
+=pod
+
+=head1 NAME
+
+IdgenTest - helpers shared by the idgen TAP tests (t/*.pl)
+
+=head1 SYNOPSIS
+
+  use FindBin;
+  use lib $FindBin::RealBin;
+  use IdgenTest;
+
+=head1 DESCRIPTION
+
+Everything below is exported.
+
+  @all_ids                every ID the test saw, in mint order (mint()
+                          pushes onto it; tests push IDs they mint otherwise)
+  idgen_node($name, conf => $text, %init)
+                          a new node, initdb'd with %init, idgen in
+                          shared_preload_libraries and $text appended to
+                          postgresql.conf; not started
+  mint($conn, $n, call => $sql, name => $test_name)
+                          mint $n IDs in one statement on a node or a
+                          background_psql session, check the count (one
+                          test), keep them in @all_ids and return them;
+                          call defaults to idgen_next(), name to
+                          "minted $n IDs"
+  mint_checked($conn, $condition, $test_name)
+                          mint one ID (kept in @all_ids, and returned) and
+                          test that the SQL $condition on it, named id, is
+                          true
+  check_ids(\@ids, $what, $any_order)
+                          three tests (two with $any_order): no duplicate,
+                          each ID larger than the one before, none negative
+  stats($node)            idgen_stats as a hash reference, noted
+  psql_fails($node, $sql, %params)
+                          run $sql with VERBOSITY verbose (the SQLSTATE
+                          shows); return (exit code, stderr)
+  write_conf($file, $text)
+                          replace a file's contents (an included conf file)
+  start_logged($node)     start with fail_ok; return (whether it started,
+                          what the server logged meanwhile)
+  libfaketime()           libfaketime's path ($ENV{LIBFAKETIME} first); dies
+                          if there is none, so call it early
+  set_clock_offset($file, $seconds)
+                          the fake clock: write the offset from the real
+                          clock that libfaketime reads at every clock call
+  start_with_clock($node, $file, %params)
+                          start a node under libfaketime, its clock
+                          following $file
+
+=cut
+
+package IdgenTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(
+  @all_ids
+  idgen_node
+  mint
+  mint_checked
+  check_ids
+  stats
+  psql_fails
+  write_conf
+  start_logged
+  libfaketime
+  set_clock_offset
+  start_with_clock
+);
+
+# Every ID this test saw, in the order they were minted.
+our @all_ids;
+
+# The columns of idgen_stats, in order.
+my @stats_columns = qw(minted borrowed_ms clock_behind clock_steps_back
+  waits wait_time_ms max_wait_errors lead_ms last_id fence fence_ahead_ms
+  fence_advances fence_waits);
+
+sub idgen_node
+{
+	my ($name, %params) = @_;
+	my $conf = delete $params{conf} // '';
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(%params);
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'idgen'\n$conf");
+	return $node;
+}
+
+# Run one query on a node or a background_psql session.
+sub query
+{
+	my ($conn, $sql) = @_;
+	return $conn->isa('PostgreSQL::Test::BackgroundPsql')
+	  ? $conn->query_safe($sql)
+	  : $conn->safe_psql('postgres', $sql);
+}
+
+sub mint
+{
+	my ($conn, $n, %opts) = @_;
+	my $call = $opts{call} // 'idgen_next()';
+	my @ids  = split /,/,
+	  query($conn,
+		"SELECT string_agg(${call}::text, ',') FROM generate_series(1, $n)");
+	is(scalar(@ids), $n, $opts{name} // "minted $n IDs");
+	push @all_ids, @ids;
+	return @ids;
+}
+
+sub mint_checked
+{
+	my ($conn, $condition, $test_name) = @_;
+	my ($id, $ok) = split /\|/,
+	  query($conn, "SELECT id, $condition FROM idgen_next() AS id");
+	push @all_ids, $id;
+	is($ok, 't', $test_name);
+	return $id;
+}
+
+# IDs of different shards minted in one millisecond are not in order:
+# $any_order skips the order check.
+sub check_ids
+{
+	my ($ids, $what, $any_order) = @_;
+	my ($bad_order, $negative, $dups) = (0, 0, 0);
+	my %seen;
+	for my $i (0 .. $#$ids)
+	{
+		$negative++ if $ids->[$i] < 0;
+		$dups++ if $seen{ $ids->[$i] }++;
+		$bad_order++ if $i > 0 && $ids->[$i] <= $ids->[ $i - 1 ];
+	}
+	is($dups,      0, "$what: no duplicate among " . scalar(@$ids) . " IDs");
+	is($bad_order, 0, "$what: each ID larger than the one minted before")
+	  unless $any_order;
+	is($negative,  0, "$what: no negative ID");
+	return;
+}
+
+sub stats
+{
+	my ($node) = @_;
+	my $row = $node->safe_psql('postgres',
+		'SELECT ' . join(', ', @stats_columns) . ' FROM idgen_stats');
+	note "idgen_stats: $row";
+	my %s;
+	@s{@stats_columns} = split /\|/, $row;
+	return \%s;
+}
+
+sub psql_fails
+{
+	my ($node, $sql, %params) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql", %params);
+	return ($ret, $stderr);
+}
+
+sub write_conf
+{
+	my ($file, $text) = @_;
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh $text;
+	close $fh;
+	return;
+}
+
+sub start_logged
+{
+	my ($node)     = @_;
+	my $log_offset = -s $node->logfile;
+	my $started    = $node->start(fail_ok => 1);
+	return ($started, slurp_file($node->logfile, $log_offset));
+}
+
+# libfaketime (Debian: apt-get install faketime); LIBFAKETIME overrides.
+my $libfaketime;
+
+sub libfaketime
+{
+	($libfaketime) = grep { defined && -f } $ENV{LIBFAKETIME},
+	  glob('/usr/lib/*/faketime/libfaketime.so.1'),
+	  '/usr/lib/faketime/libfaketime.so.1',
+	  '/usr/local/lib/faketime/libfaketime.so.1'
+	  unless defined $libfaketime;
+	die
+	  "this test needs libfaketime: apt-get install faketime, or set LIBFAKETIME"
+	  unless defined $libfaketime;
+	return $libfaketime;
+}
+
+# The offset goes to a temporary file renamed into place, so that the
+# server never reads a half-written one.
+sub set_clock_offset
+{
+	my ($file, $seconds) = @_;
+	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
+	printf $fh "%+.3f\n", $seconds;
+	close $fh;
+	rename("$file.tmp", $file) or die "could not rename to $file: $!";
+	return;
+}
+
+sub start_with_clock
+{
+	my ($node, $file, %params) = @_;
+	local $ENV{LD_PRELOAD}                   = libfaketime();
+	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $file;
+	local $ENV{FAKETIME_NO_CACHE}            = 1;
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+	local $ENV{NO_FAKE_STAT}                 = 1;
+	delete local $ENV{FAKETIME};
+	return $node->start(%params);
+}
+
+1;
