@@ -33,3 +33,7 @@ EXTRA_CLEAN = tmp_check_regress
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies unless the server was configured with
+# --enable-depend; the headers are few, so rebuild on any change.
+$(OBJS): $(wildcard src/*.h)

@@ -33,6 +33,7 @@
 #include "postgres.h"
 
 #include "access/twophase.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
@@ -117,11 +118,26 @@ release_slot(int code, Datum arg)
 	my_slot = NULL;
 }
 
-static IdgenBackendSlot *
-take_slot(void)
+/*
+ * What a process checks before its first mint.  Once it passes, it holds for
+ * the life of the process: the library cannot be unloaded, and recovery only
+ * ever ends.  The minting path then tests one pointer.
+ */
+static void
+prepare_to_mint(void)
 {
 	int			procno = IDGEN_MY_PROC_NUMBER;
 	IdgenBackendSlot *slot;
+
+	idgen_check_preloaded();
+	if (idgen_shared == NULL)
+		elog(ERROR, "idgen shared memory is not initialized");
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot mint IDs during recovery"),
+				 errdetail("A standby never mints: its IDs could repeat those of its primary."),
+				 errhint("Mint on the primary; a standby mints once it is promoted.")));
 
 	if (procno < 0 || procno >= idgen_shared->nslots)
 		elog(ERROR, "idgen: process number %d has no slot", procno);
@@ -131,7 +147,7 @@ take_slot(void)
 	pg_write_barrier();
 	slot->pid = MyProcPid;
 	before_shmem_exit(release_slot, 0);
-	return slot;
+	my_slot = slot;
 }
 
 /*
@@ -276,8 +292,8 @@ idgen_mint(int32 shard)
 	int64		now;
 	int64		id;
 
-	if (unlikely(my_slot == NULL || my_slot->pid != MyProcPid))
-		my_slot = take_slot();
+	if (unlikely(my_slot == NULL))
+		prepare_to_mint();
 
 	for (;;)
 	{

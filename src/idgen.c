@@ -29,7 +29,6 @@
 #include <limits.h>
 
 #include "access/htup_details.h"
-#include "access/xlog.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -279,26 +278,11 @@ idgen_shmem_startup(void)
 
 /* ---- SQL-callable functions ---- */
 
-static int64
-mint_checked(int32 shard)
-{
-	idgen_check_preloaded();
-	if (idgen_shared == NULL)
-		elog(ERROR, "idgen shared memory is not initialized");
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot mint IDs during recovery"),
-				 errdetail("A standby never mints: its IDs could repeat those of its primary."),
-				 errhint("Mint on the primary; a standby mints once it is promoted.")));
-	return idgen_mint(shard);
-}
-
 Datum
 idgen_next(PG_FUNCTION_ARGS)
 {
 	/* idgen.shard_id was checked against the layout when it was set */
-	PG_RETURN_INT64(mint_checked(idgen_shard_id));
+	PG_RETURN_INT64(idgen_mint(idgen_shard_id));
 }
 
 Datum
@@ -308,7 +292,7 @@ idgen_next_shard(PG_FUNCTION_ARGS)
 
 	idgen_check_preloaded();
 	idgen_shard_check_owned(shard);
-	PG_RETURN_INT64(mint_checked(shard));
+	PG_RETURN_INT64(idgen_mint(shard));
 }
 
 static TimestampTz

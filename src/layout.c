@@ -21,8 +21,6 @@
  */
 #include "postgres.h"
 
-#include <time.h>
-
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
@@ -36,15 +34,7 @@ bool		idgen_layout_ready = false;
 #define POSTGRES_EPOCH_UNIX_US \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
 
-static int64 idgen_epoch_unix_us;
-
-static inline int64
-floor_div(int64 a, int64 b)
-{
-	int64		q = a / b;
-
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
+int64		idgen_epoch_unix_ns;
 
 /*
  * Parse a timestamptz without throwing, so that a GUC check hook can report
@@ -117,7 +107,7 @@ idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
 	idgen_layout.shard_bits = shard_bits;
 	idgen_layout.sequence_bits = sequence_bits;
 	idgen_layout.time_bits = time_bits;
-	idgen_epoch_unix_us = epoch + POSTGRES_EPOCH_UNIX_US;
+	idgen_epoch_unix_ns = (epoch + POSTGRES_EPOCH_UNIX_US) * 1000;
 
 	if (idgen_wall_ms() >= idgen_max_ms())
 		ereport(ERROR,
@@ -146,24 +136,6 @@ idgen_check_preloaded(void)
 				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
 }
 
-int64
-idgen_unix_us_to_ms(int64 unix_us)
-{
-	return floor_div(unix_us - idgen_epoch_unix_us, 1000);
-}
-
-int64
-idgen_ms_to_unix_ms(int64 ms)
-{
-	return floor_div(idgen_epoch_unix_us, 1000) + ms;
-}
-
-int64
-idgen_unix_ms_to_ms(int64 unix_ms)
-{
-	return unix_ms - floor_div(idgen_epoch_unix_us, 1000);
-}
-
 /* Layouts with many time bits outlast PostgreSQL's timestamps: infinity. */
 TimestampTz
 idgen_ms_to_timestamptz(int64 ms)
@@ -171,19 +143,6 @@ idgen_ms_to_timestamptz(int64 ms)
 	if (ms > (END_TIMESTAMP - 1 - idgen_layout.epoch) / 1000)
 		return DT_NOEND;
 	return idgen_layout.epoch + ms * 1000;
-}
-
-/*
- * The wall clock in the layout's milliseconds.  clock_gettime() is served by
- * the vDSO: no system call on the hot path.
- */
-int64
-idgen_wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return idgen_unix_us_to_ms((int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 }
 
 static void
