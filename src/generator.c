@@ -123,7 +123,7 @@ release_slot(int code, Datum arg)
  * the life of the process: the library cannot be unloaded, and recovery only
  * ever ends.  The minting path then tests one pointer.
  */
-static void
+pg_noinline static void
 prepare_to_mint(void)
 {
 	int			procno = IDGEN_MY_PROC_NUMBER;
@@ -199,7 +199,7 @@ elapsed_us(instr_time start)
 	return INSTR_TIME_GET_MICROSEC(now);
 }
 
-static void
+pg_noinline static void
 too_long_for_wall_clock(int64 lead_ms, int64 wait_ms)
 {
 	slot_add(my_slot, IDGEN_MAX_WAIT_ERRORS, 1);
@@ -214,7 +214,7 @@ too_long_for_wall_clock(int64 lead_ms, int64 wait_ms)
 }
 
 /* Sleep until the wall clock is within idgen.max_lead of ms. */
-static void
+pg_noinline static void
 wait_for_wall_clock(int64 ms, int64 now, int64 *waited_us)
 {
 	int64		wait_ms = ms - now - idgen_max_lead;
@@ -235,7 +235,7 @@ wait_for_wall_clock(int64 ms, int64 now, int64 *waited_us)
 }
 
 /* Sleep until the fence worker has moved the fence past ms. */
-static void
+pg_noinline static void
 wait_for_fence(int64 ms, int64 *waited_us)
 {
 	instr_time	start;
@@ -267,7 +267,7 @@ wait_for_fence(int64 ms, int64 *waited_us)
 	*waited_us += elapsed_us(start);
 }
 
-static void
+pg_noinline static void
 layout_exhausted(void)
 {
 	ereport(ERROR,

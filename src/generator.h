@@ -19,6 +19,8 @@
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
+#include "idgen_compat.h"
+
 /* What each backend counts; summed by idgen_stats. */
 typedef enum IdgenCounter
 {
@@ -45,7 +47,12 @@ typedef struct IdgenBackendSlot
 	pg_atomic_uint64 last_id;
 	uint64		base[IDGEN_NUM_COUNTERS];
 	int			pid;
-} IdgenBackendSlot;
+}
+#ifdef pg_attribute_aligned
+/* neighbouring processes never write the same cache line */
+			pg_attribute_aligned(PG_CACHE_LINE_SIZE)
+#endif
+IdgenBackendSlot;
 
 typedef struct IdgenShared
 {
@@ -70,11 +77,11 @@ typedef struct IdgenShared
 	IdgenBackendSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } IdgenShared;
 
-extern IdgenShared *idgen_shared;
+extern IDGEN_HOT_GLOBAL IdgenShared *idgen_shared;
 
 /* Settings the generator reads. */
-extern int	idgen_max_lead;
-extern int	idgen_max_wait;
+extern IDGEN_HOT_GLOBAL int idgen_max_lead;
+extern IDGEN_HOT_GLOBAL int idgen_max_wait;
 
 extern Size idgen_shmem_size(void);
 extern void idgen_shmem_init(int64 fence_ms);

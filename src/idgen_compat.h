@@ -27,4 +27,15 @@
 #define IDGEN_MY_PROC_NUMBER	(MyProc->pgprocno)
 #endif
 
+/*
+ * Globals read on every mint.  Hidden, they are addressed directly rather
+ * than through the GOT (PostgreSQL 16 builds modules with
+ * -fvisibility=hidden; 15 does not).
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define IDGEN_HOT_GLOBAL	__attribute__((visibility("hidden")))
+#else
+#define IDGEN_HOT_GLOBAL
+#endif
+
 #endif							/* IDGEN_COMPAT_H */

@@ -22,6 +22,8 @@
 
 #include "datatype/timestamp.h"
 
+#include "idgen_compat.h"
+
 typedef struct IdgenLayout
 {
 	TimestampTz epoch;			/* idgen.epoch */
@@ -31,7 +33,7 @@ typedef struct IdgenLayout
 } IdgenLayout;
 
 /* Fixed at server start; valid only when idgen_layout_ready. */
-extern IdgenLayout idgen_layout;
+extern IDGEN_HOT_GLOBAL IdgenLayout idgen_layout;
 extern bool idgen_layout_ready;
 
 /* Boot values, also quoted by the README. */
@@ -48,7 +50,7 @@ extern void idgen_check_preloaded(void);
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
 
 /* idgen.epoch in nanoseconds since 1970, for the clock on the minting path */
-extern int64 idgen_epoch_unix_ns;
+extern IDGEN_HOT_GLOBAL int64 idgen_epoch_unix_ns;
 
 /*
  * The wall clock in the layout's milliseconds, rounded down.  Inline, and
