@@ -133,7 +133,7 @@ idgen_check_preloaded(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server. Standbys, and any server that replays this cluster's WAL, need it too.")));
 }
 
 /* Layouts with many time bits outlast PostgreSQL's timestamps: infinity. */
