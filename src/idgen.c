@@ -231,10 +231,14 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("idgen");
 
-	/* In the postmaster an ERROR here stops the start, with the message. */
+	/*
+	 * In the postmaster an ERROR here stops the start, with the message.
+	 * The shard hooks can hold shards to the field only once the layout is
+	 * fixed, so the values given are checked again after it.
+	 */
 	check_given_settings(given);
 	idgen_layout_init(idgen_epoch_value, idgen_shard_bits, idgen_sequence_bits);
-	idgen_shard_settings_validate();
+	check_given_settings(given);
 
 	idgen_fence_register();
 

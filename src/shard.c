@@ -7,8 +7,8 @@
  * idgen.shard_ids ('5,7,100-163').  The list is parsed once per reload into
  * sorted, merged ranges, so the check on the minting path is a short binary
  * search.  Shards must fit the shard field of the layout; before the layout
- * is fixed (early in postmaster start) only the syntax can be checked, so
- * _PG_init validates the values again once it is.
+ * is fixed (early in postmaster start) the hooks can check only the syntax,
+ * so _PG_init runs them again once it is.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -213,37 +213,6 @@ void
 idgen_shard_ids_assign_hook(const char *newval, void *extra)
 {
 	owned_extra = (ShardSet *) extra;
-}
-
-/*
- * Check the shard settings against the layout, once it is fixed.  The hooks
- * already did this on every later reload.
- */
-void
-idgen_shard_settings_validate(void)
-{
-	ShardSet   *set;
-
-	if (idgen_shard_id > max_shard())
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": %d",
-						"idgen.shard_id", idgen_shard_id),
-				 errdetail("Shard %d does not fit in \"%s\" = %d bits; the largest shard is " INT64_FORMAT ".",
-						   idgen_shard_id, "idgen.shard_bits",
-						   idgen_layout.shard_bits, max_shard()),
-				 errhint("Set \"%s\" to a shard in the field, or widen \"%s\".",
-						 "idgen.shard_id", "idgen.shard_bits")));
-
-	set = parse_shard_list(idgen_shard_ids ? idgen_shard_ids : "");
-	if (set == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": \"%s\"",
-						"idgen.shard_ids", idgen_shard_ids),
-				 errhint("List shards that fit in \"%s\", such as '5,7,100-163'.",
-						 "idgen.shard_bits")));
-	free(set);
 }
 
 static bool

@@ -24,7 +24,6 @@ extern bool idgen_shard_ids_check_hook(char **newval, void **extra,
 									   GucSource source);
 extern void idgen_shard_ids_assign_hook(const char *newval, void *extra);
 
-extern void idgen_shard_settings_validate(void);
 extern void idgen_shard_check_owned(int32 shard);
 
 #endif							/* IDGEN_SHARD_H */
