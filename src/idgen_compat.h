@@ -28,6 +28,16 @@
 #endif
 
 /*
+ * Since 16 a GUC check hook must allocate its extra with guc_malloc(), which
+ * the GUC machinery then frees with guc_free(); before, with malloc().
+ */
+#if PG_VERSION_NUM >= 160000
+#define idgen_guc_malloc(size)	guc_malloc(LOG, (size))
+#else
+#define idgen_guc_malloc(size)	malloc(size)
+#endif
+
+/*
  * Globals read on every mint.  Hidden, they are addressed directly rather
  * than through the GOT (PostgreSQL 16 builds modules with
  * -fvisibility=hidden; 15 does not).

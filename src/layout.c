@@ -51,14 +51,24 @@ idgen_parse_timestamptz(const char *str, TimestampTz *result)
 	struct pg_tm tt;
 	fsec_t		fsec;
 	int			tz;
+#if PG_VERSION_NUM >= 160000
+	DateTimeErrorExtra dterr_extra;
+#endif
 
 	if (str == NULL)
 		return false;
 	if (ParseDateTime(str, workbuf, sizeof(workbuf), field, ftype,
 					  MAXDATEFIELDS, &nf) != 0)
 		return false;
+	/* 16 added an argument for the details of a failure */
+#if PG_VERSION_NUM >= 160000
+	if (DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz,
+					   &dterr_extra) != 0)
+		return false;
+#else
 	if (DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
 		return false;
+#endif
 	switch (dtype)
 	{
 		case DTK_DATE:

@@ -24,6 +24,7 @@
 
 #include "lib/stringinfo.h"
 
+#include "idgen_compat.h"
 #include "layout.h"
 #include "shard.h"
 
@@ -103,8 +104,8 @@ parse_shard(const char **p, int64 *result)
 
 /*
  * Parse a list such as '5, 7, 100-163' into sorted, merged ranges, in
- * malloc'd memory as GUC extras must be.  On failure, sets the GUC error
- * detail and returns NULL.
+ * memory from idgen_guc_malloc() as GUC extras must be.  On failure, sets
+ * the GUC error detail and returns NULL.
  */
 static ShardSet *
 parse_shard_list(const char *str)
@@ -165,7 +166,7 @@ parse_shard_list(const char *str)
 	}
 
 	qsort(ranges, n, sizeof(ShardRange), range_cmp);
-	set = malloc(offsetof(ShardSet, ranges) + Max(n, 1) * sizeof(ShardRange));
+	set = idgen_guc_malloc(offsetof(ShardSet, ranges) + Max(n, 1) * sizeof(ShardRange));
 	if (set == NULL)
 	{
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);

@@ -19,6 +19,7 @@
 #include "access/htup_details.h"
 #include "funcapi.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 #include "generator.h"
 #include "layout.h"
