@@ -3,6 +3,7 @@
 #   make && make install          build and install into $(PG_CONFIG)'s server
 #   make installcheck             pg_regress, isolationtester and perl TAP tests,
 #                                 each on its own throwaway preloaded instance
+#   make dist                     the release archive for PGXN, from git HEAD
 #
 # The tests start servers, and initdb refuses to run as root: scripts/test.sh
 # does the whole job (packages, build, install, every test) from a fresh machine.
@@ -14,7 +15,8 @@ OBJS = \
 	src/shard.o \
 	src/generator.o \
 	src/fence.o \
-	src/stats.o
+	src/stats.o \
+	src/wait_event.o
 
 EXTENSION = idgen
 DATA = sql/idgen--1.0.sql
@@ -37,3 +39,21 @@ include $(PGXS)
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend; the headers are few, so rebuild on any change.
 $(OBJS): $(wildcard src/*.h)
+
+# The release archive, as PGXN takes it: a zip of the committed tree under
+# one folder named for the release.  META.json's version must be the
+# control file's default_version in semantic form (1.0 -> 1.0.0).
+DIST_VERSION := $(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' META.json | head -n 1)
+DIST_CONTROL_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+DIST_NAME = $(EXTENSION)-$(DIST_VERSION)
+
+dist:
+	@case "$(DIST_VERSION)" in \
+		"$(DIST_CONTROL_VERSION)".*) ;; \
+		*) echo "META.json version $(DIST_VERSION) does not match default_version $(DIST_CONTROL_VERSION) in $(EXTENSION).control" >&2; exit 1 ;; \
+	esac
+	@git diff --quiet HEAD -- || echo "warning: uncommitted changes are not in the archive" >&2
+	git archive --format=zip --prefix=$(DIST_NAME)/ -o $(DIST_NAME).zip HEAD
+	@echo "made $(DIST_NAME).zip"
+
+.PHONY: dist

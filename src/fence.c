@@ -68,6 +68,7 @@
 #include "fence.h"
 #include "generator.h"
 #include "layout.h"
+#include "wait_event.h"
 
 #define IDGEN_STATE_TMP_FILE	IDGEN_STATE_FILE ".tmp"
 #define IDGEN_STATE_MAGIC		0x69646731	/* "idg1" */
@@ -392,6 +393,13 @@ idgen_fence_worker_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 
 	/*
+	 * A connection to no database, as the logical replication launcher
+	 * makes: it reads no catalog, but it makes the worker a row of
+	 * pg_stat_activity, with its waits, instead of a process only ps shows.
+	 */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	/*
 	 * A fence a synchronous standby has not flushed could be reached again
 	 * after it is promoted.  Commits may trade durability for speed with
 	 * synchronous_commit = local or off; the fence may not.
@@ -413,7 +421,8 @@ idgen_fence_worker_main(Datum main_arg)
 		int64		wake_at;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Max(idgen_fence_horizon / 4, 1), PG_WAIT_EXTENSION);
+						 Max(idgen_fence_horizon / 4, 1),
+						 idgen_wait_event_info(IDGEN_WAIT_FENCE_WORKER_MAIN));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 
@@ -448,7 +457,8 @@ idgen_fence_register(void)
 	RegisterCustomRmgr(RM_IDGEN_ID, &idgen_rmgr);
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
 	/* a standby replays the fence; only a primary moves it */
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = 1;

@@ -44,6 +44,7 @@
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
+#include "wait_event.h"
 
 IdgenShared *idgen_shared = NULL;
 
@@ -225,7 +226,8 @@ wait_for_wall_clock(int64 ms, int64 now, int64 *waited_us)
 
 	INSTR_TIME_SET_CURRENT(start);
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 (long) wait_ms, PG_WAIT_EXTENSION);
+					 (long) wait_ms,
+					 idgen_wait_event_info(IDGEN_WAIT_WALL_CLOCK));
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 
@@ -239,6 +241,7 @@ pg_noinline static void
 wait_for_fence(int64 ms, int64 *waited_us)
 {
 	instr_time	start;
+	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_FENCE);
 
 	INSTR_TIME_SET_CURRENT(start);
 	ConditionVariablePrepareToSleep(&idgen_shared->fence_cv);
@@ -257,7 +260,7 @@ wait_for_fence(int64 ms, int64 *waited_us)
 		}
 		idgen_wake_worker();
 		(void) ConditionVariableTimedSleep(&idgen_shared->fence_cv, 10,
-										   PG_WAIT_EXTENSION);
+										   wait_event_info);
 	}
 	ConditionVariableCancelSleep();
 

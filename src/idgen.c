@@ -12,6 +12,7 @@
  *	generator.c	the shared state and the lock-free minting loop
  *	fence.c		the durable fence: state file, WAL, background worker
  *	stats.c		idgen_stats and idgen_stats_backends
+ *	wait_event.c	the wait events idgen's sleeps show in pg_stat_activity
  *
  * The library must be loaded through shared_preload_libraries: the layout
  * settings are fixed at server start and the generator lives in shared
@@ -119,7 +120,7 @@ idgen_epoch_check_hook(char **newval, void **extra, GucSource source)
 							"idgen.epoch", IDGEN_DEFAULT_EPOCH);
 		return false;
 	}
-	epoch = malloc(sizeof(TimestampTz));
+	epoch = idgen_guc_malloc(sizeof(TimestampTz));
 	if (epoch == NULL)
 		return false;
 	*epoch = parsed;
