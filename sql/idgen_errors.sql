@@ -91,7 +91,11 @@ SELECT set_config('idgen.shard_id', '1', false);
 -- idgen.max_wait is a user setting, with bounds
 SET idgen.max_wait = 500;
 SHOW idgen.max_wait;
+-- (PostgreSQL's own message, whose bounds carry units since 17: the
+-- SQLSTATE alone)
+\set VERBOSITY sqlstate
 SET idgen.max_wait = -1;
+\set VERBOSITY default
 RESET idgen.max_wait;
 
 -- the "idgen" prefix is reserved: no placeholder settings under it

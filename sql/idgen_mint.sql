@@ -146,9 +146,15 @@ SELECT count(*) AS ids, count(DISTINCT id) = count(*) AS unique_ids,
        min(id) > :last AS after_earlier_ids
   FROM par_ids;
 SELECT count(*) AS clashes_with_orders FROM par_ids JOIN orders USING (id);
--- force_parallel_mode: the whole query in one worker
+-- the whole query in one worker: debug_parallel_query, called
+-- force_parallel_mode before PostgreSQL 16
 RESET parallel_leader_participation;
+SELECT current_setting('server_version_num')::int >= 160000 AS pg16 \gset
+\if :pg16
+SET debug_parallel_query = on;
+\else
 SET force_parallel_mode = on;
+\endif
 EXPLAIN (COSTS OFF)
 SELECT idgen_next() AS id, id_to_timestamp(idgen_next()) AS t;
 SELECT b.minted AS mine_before FROM idgen_stats_backends AS b
@@ -173,7 +179,11 @@ SELECT count(*) AS rows, count(DISTINCT id) = count(*) AS unique_ids
 SELECT idgen_next(5);
 SELECT id_to_timestamp(-1 * g) FROM generate_series(1, 3) AS g;
 \set SHOW_CONTEXT errors
+\if :pg16
+RESET debug_parallel_query;
+\else
 RESET force_parallel_mode;
+\endif
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

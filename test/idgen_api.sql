@@ -52,13 +52,24 @@ SELECT is(p.proparallel, 's',
     ON p.oid = to_regprocedure(format('%I(%s)', fname, array_to_string(args, ',')))
  ORDER BY fname, args;
 
--- nothing else belongs to the extension
+-- nothing else belongs to the extension (PostgreSQL 17 also records a
+-- view's row type and that type's array as members: they come with the view)
 SELECT bag_eq(
-    $$SELECT pg_describe_object(classid, objid, objsubid)
-        FROM pg_depend
-       WHERE refclassid = 'pg_extension'::regclass
-         AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen')
-         AND deptype = 'e'$$,
+    $$SELECT pg_describe_object(d.classid, d.objid, d.objsubid)
+        FROM pg_depend AS d
+       WHERE d.refclassid = 'pg_extension'::regclass
+         AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen')
+         AND d.deptype = 'e'
+         AND NOT EXISTS (
+             SELECT FROM pg_type AS t
+               LEFT JOIN pg_type AS elem ON elem.oid = t.typelem
+              WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                AND (t.typrelid <> 0 OR elem.typrelid <> 0)
+                AND EXISTS (SELECT FROM pg_depend AS v
+                             WHERE v.classid = 'pg_class'::regclass
+                               AND v.objid IN (t.typrelid, elem.typrelid)
+                               AND v.refobjid = d.refobjid
+                               AND v.deptype = 'e'))$$,
     $$VALUES ('function idgen_next()'),
              ('function idgen_next(integer)'),
              ('function id_to_timestamp(bigint)'),
