@@ -37,11 +37,40 @@ packages=(
 	gnuplot-nox				# bench/ charts
 )
 
+# pgTAP built from source (below) counts as installed.
+pgtap_control=
+if [ -x "$PG_CONFIG" ]; then
+	pgtap_control="$("$PG_CONFIG" --sharedir)/extension/pgtap.control"
+fi
+
 missing=()
 for pkg in "${packages[@]}"; do
+	if [ "$pkg" = "postgresql-$pg_major-pgtap" ] && [ -n "$pgtap_control" ] &&
+		[ -f "$pgtap_control" ]; then
+		continue
+	fi
 	status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
 	[ "$status" = installed ] || missing+=("$pkg")
 done
+
+# Debian packages pgTAP for each server version it ships, but not yet for a
+# release candidate in experimental: then pgTAP is built from Debian's source.
+pgtap_pkg="postgresql-$pg_major-pgtap"
+pgtap_from_source=0
+if [[ " ${missing[*]} " == *" $pgtap_pkg "* ]] && idgen_is_root &&
+	[ "${IDGEN_SKIP_APT:-0}" != 1 ]; then
+	if ! apt-cache policy "$pgtap_pkg" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+		apt-get -q update >/dev/null
+	fi
+	if ! apt-cache policy "$pgtap_pkg" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+		kept=()
+		for pkg in "${missing[@]}"; do
+			[ "$pkg" = "$pgtap_pkg" ] || kept+=("$pkg")
+		done
+		missing=("${kept[@]}")
+		pgtap_from_source=1
+	fi
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
 	idgen_log "packages already installed"
@@ -55,6 +84,21 @@ elif idgen_is_root; then
 else
 	idgen_warn "missing packages: ${missing[*]}"
 	idgen_warn "as root, run: apt-get install --no-install-recommends ${missing[*]}"
+fi
+
+if [ "$pgtap_from_source" = 1 ] && [ -n "$pgtap_control" ]; then
+	idgen_log "no $pgtap_pkg package: building pgTAP from Debian's source package"
+	pgtap_dir=$(mktemp -d /tmp/idgen-pgtap.XXXXXX)
+	(
+		cd "$pgtap_dir"
+		apt-get -q source --tar-only pgtap >/dev/null ||
+			idgen_die "apt-get source pgtap failed: add a deb-src line for this release to the apt sources"
+		tar -xzf pgtap_*.orig.tar.gz
+		cd pgtap-*/
+		make -s PG_CONFIG="$PG_CONFIG" >/dev/null
+		make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
+	)
+	rm -rf -- "$pgtap_dir"
 fi
 
 # What the build itself cannot do without.

@@ -168,7 +168,7 @@ if wanted pgtap; then
 	else
 		banner pgtap
 		# a subshell: its exit hook stops the cluster, whatever happens
-		if (run_pgtap); then
+		if (run_pgtap) 2>&1 | tee "$outs/pgtap.out"; then	# pipefail: the status of run_pgtap
 			result[pgtap]=PASS
 		else
 			result[pgtap]=FAIL
@@ -177,7 +177,24 @@ if wanted pgtap; then
 fi
 
 # ---- summary -----------------------------------------------------------------
-banner summary
+
+# How many tests a suite ran, from what its runner printed: pg_regress says
+# "All 3 tests passed." or "1 of 3 tests failed." (with "# " before it since
+# PostgreSQL 16), prove and pg_prove say "Files=6, Tests=290".
+tests_run()
+{
+	local out=$outs/$1.out n
+	[ -f "$out" ] || return 0
+	n=$(grep -oE 'All [0-9]+ tests passed|of [0-9]+ tests failed|Tests=[0-9]+' "$out" |
+		grep -oE '[0-9]+' | tail -n 1 || true)
+	case $n in
+		'') ;;
+		1) printf '1 test' ;;
+		*) printf '%s tests' "$n" ;;
+	esac
+}
+
+banner "summary: PostgreSQL $("$PG_CONFIG" --version | sed -E 's/^[^0-9]*//')"
 pass=0 fail=0 skip=0
 for s in $suites; do
 	r=${result[$s]:-SKIP}
@@ -186,7 +203,7 @@ for s in $suites; do
 		FAIL*) fail=$((fail + 1)) ;;
 		*) skip=$((skip + 1)) ;;
 	esac
-	printf '  %-10s %s\n' "$s" "$r"
+	printf '  %-10s %-6s %s\n' "$s" "$r" "$(tests_run "$s")"
 done
 if [ "$fail" -gt 0 ] && [ "$work" != "$IDGEN_ROOT" ]; then
 	IDGEN_KEEP=1		# keep the evidence
