@@ -113,11 +113,16 @@ idgen_epoch_check_hook(char **newval, void **extra, GucSource source)
 {
 	TimestampTz *epoch;
 	TimestampTz parsed;
+	bool		relative;
 
-	if (!idgen_parse_timestamptz(*newval, &parsed))
+	if (!idgen_parse_epoch(*newval, &parsed, &relative))
 	{
-		GUC_check_errdetail("\"%s\" must be a timestamp with time zone, such as '%s'.",
-							"idgen.epoch", IDGEN_DEFAULT_EPOCH);
+		if (relative)
+			GUC_check_errdetail("\"%s\" must be a fixed instant, not a time relative to now, such as '%s'.",
+								"idgen.epoch", IDGEN_DEFAULT_EPOCH);
+		else
+			GUC_check_errdetail("\"%s\" must be a timestamp with time zone, such as '%s'.",
+								"idgen.epoch", IDGEN_DEFAULT_EPOCH);
 		return false;
 	}
 	epoch = idgen_guc_malloc(sizeof(TimestampTz));

@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+#include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
@@ -34,14 +36,19 @@ bool		idgen_layout_ready = false;
 #define POSTGRES_EPOCH_UNIX_US \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
 
-int64		idgen_epoch_unix_ns;
+IdgenUnixTime idgen_epoch_unix;
 
 /*
- * Parse a timestamptz without throwing, so that a GUC check hook can report
- * a bad value the way GUCs do.  Only definite instants are accepted.
+ * Parse the epoch without throwing, so that a GUC check hook can report a
+ * bad value the way GUCs do.  The epoch is one instant for the life of the
+ * cluster, so it must not depend on the server's settings: a value without
+ * a zone is read as UTC, an all-numeric date as month/day/year (datestyle's
+ * default), whatever timezone and datestyle say; the words that mean a time
+ * relative to now (now, today, tomorrow, yesterday) are refused and set
+ * *relative; infinities are refused.
  */
 bool
-idgen_parse_timestamptz(const char *str, TimestampTz *result)
+idgen_parse_epoch(const char *str, TimestampTz *result, bool *relative)
 {
 	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
 	char	   *field[MAXDATEFIELDS];
@@ -55,20 +62,41 @@ idgen_parse_timestamptz(const char *str, TimestampTz *result)
 	DateTimeErrorExtra dterr_extra;
 #endif
 
+	pg_tz	   *saved_timezone = session_timezone;
+	int			saved_date_order = DateOrder;
+	int			rc;
+
+	*relative = false;
 	if (str == NULL)
 		return false;
 	if (ParseDateTime(str, workbuf, sizeof(workbuf), field, ftype,
 					  MAXDATEFIELDS, &nf) != 0)
 		return false;
+	/* ParseDateTime has lower-cased the words */
+	for (int i = 0; i < nf; i++)
+	{
+		if (strcmp(field[i], NOW) == 0 || strcmp(field[i], TODAY) == 0 ||
+			strcmp(field[i], TOMORROW) == 0 || strcmp(field[i], YESTERDAY) == 0)
+		{
+			*relative = true;
+			return false;
+		}
+	}
+
+	/* DecodeDateTime reads these; it does not throw */
+	session_timezone = pg_tzset_offset(0);
+	DateOrder = DATEORDER_MDY;
 	/* 16 added an argument for the details of a failure */
 #if PG_VERSION_NUM >= 160000
-	if (DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz,
-					   &dterr_extra) != 0)
-		return false;
+	rc = DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz, &dterr_extra);
 #else
-	if (DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
-		return false;
+	rc = DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz);
 #endif
+	session_timezone = saved_timezone;
+	DateOrder = saved_date_order;
+	if (rc != 0)
+		return false;
+
 	switch (dtype)
 	{
 		case DTK_DATE:
@@ -117,7 +145,16 @@ idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
 	idgen_layout.shard_bits = shard_bits;
 	idgen_layout.sequence_bits = sequence_bits;
 	idgen_layout.time_bits = time_bits;
-	idgen_epoch_unix_ns = (epoch + POSTGRES_EPOCH_UNIX_US) * 1000;
+	/* seconds rounded down, and what is left: nothing here can overflow */
+	{
+		int64		unix_us = epoch + POSTGRES_EPOCH_UNIX_US;
+		int64		sec = unix_us / USECS_PER_SEC;
+
+		if (sec * USECS_PER_SEC > unix_us)
+			sec--;
+		idgen_epoch_unix.sec = sec;
+		idgen_epoch_unix.nsec = (long) (unix_us - sec * USECS_PER_SEC) * 1000;
+	}
 
 	if (idgen_wall_ms() >= idgen_max_ms())
 		ereport(ERROR,
@@ -146,13 +183,20 @@ idgen_check_preloaded(void)
 				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server. Standbys, and any server that replays this cluster's WAL, need it too.")));
 }
 
-/* Layouts with many time bits outlast PostgreSQL's timestamps: infinity. */
+/*
+ * Layouts with many time bits outlast PostgreSQL's timestamps: infinity.
+ * With an epoch long before 2000 (far below zero), the span from the epoch
+ * to the last timestamp overflows an int64 but not a uint64; ms >= 0.
+ */
 TimestampTz
 idgen_ms_to_timestamptz(int64 ms)
 {
-	if (ms > (END_TIMESTAMP - 1 - idgen_layout.epoch) / 1000)
+	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) idgen_layout.epoch;
+
+	Assert(ms >= 0);
+	if ((uint64) ms > span_us / 1000)
 		return DT_NOEND;
-	return idgen_layout.epoch + ms * 1000;
+	return (TimestampTz) ((uint64) idgen_layout.epoch + (uint64) ms * 1000);
 }
 
 static void
@@ -207,8 +251,15 @@ idgen_min_id_at(TimestampTz ts)
 						   timestamptz_to_str(idgen_layout.epoch)),
 				 errhint("Use a timestamp on or after the epoch.")));
 
-	ms = TIMESTAMP_IS_NOEND(ts) ? idgen_max_ms() :
-		(ts - idgen_layout.epoch) / 1000;
+	/*
+	 * ts >= epoch, so the difference is non-negative, but it may not fit in
+	 * an int64 (the largest timestamp less an epoch long before 2000): it
+	 * does in a uint64, and in milliseconds it fits an int64 again.
+	 */
+	if (TIMESTAMP_IS_NOEND(ts))
+		ms = idgen_max_ms();
+	else
+		ms = (int64) (((uint64) ts - (uint64) idgen_layout.epoch) / 1000);
 	if (ms >= idgen_max_ms())
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),

@@ -42,15 +42,26 @@ extern bool idgen_layout_ready;
 #define IDGEN_DEFAULT_SEQUENCE_BITS	10
 #define IDGEN_MIN_TIME_BITS			31
 
-extern bool idgen_parse_timestamptz(const char *str, TimestampTz *result);
+extern bool idgen_parse_epoch(const char *str, TimestampTz *result,
+							  bool *relative);
 extern void idgen_layout_init(TimestampTz epoch, int shard_bits,
 							  int sequence_bits);
 extern void idgen_check_preloaded(void);
 
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
 
-/* idgen.epoch in nanoseconds since 1970, for the clock on the minting path */
-extern IDGEN_HOT_GLOBAL int64 idgen_epoch_unix_ns;
+/*
+ * idgen.epoch as Unix time, seconds rounded down and the nanoseconds left,
+ * for the clock on the minting path.  Kept apart: an epoch centuries away
+ * from 1970 does not fit in 64 bits of nanoseconds.
+ */
+typedef struct IdgenUnixTime
+{
+	int64		sec;
+	long		nsec;			/* 0 to 999,999,999 */
+} IdgenUnixTime;
+
+extern IDGEN_HOT_GLOBAL IdgenUnixTime idgen_epoch_unix;
 
 /*
  * The wall clock in the layout's milliseconds, rounded down.  Inline, and
@@ -61,11 +72,18 @@ static inline int64
 idgen_wall_ms(void)
 {
 	struct timespec ts;
-	int64		ns;
+	int64		sec;
+	long		nsec;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ns = (int64) ts.tv_sec * 1000000000 + ts.tv_nsec - idgen_epoch_unix_ns;
-	return ns >= 0 ? ns / 1000000 : -((999999 - ns) / 1000000);
+	sec = (int64) ts.tv_sec - idgen_epoch_unix.sec;
+	nsec = ts.tv_nsec - idgen_epoch_unix.nsec;
+	if (nsec < 0)
+	{
+		sec--;
+		nsec += 1000000000;
+	}
+	return sec * 1000 + nsec / 1000000;
 }
 
 static inline int64
