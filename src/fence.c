@@ -229,7 +229,10 @@ idgen_fence_load(void)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not read file \"%s\": %m", IDGEN_STATE_FILE)));
-	CloseTransientFile(fd);
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", IDGEN_STATE_FILE)));
 
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &file, offsetof(IdgenStateFile, crc));
@@ -291,6 +294,9 @@ idgen_redo(XLogReaderState *record)
 
 	if (info != XLOG_IDGEN_FENCE)
 		elog(PANIC, "idgen_redo: unknown op code %u", info);
+	if (XLogRecGetDataLen(record) != sizeof(rec))
+		elog(PANIC, "idgen_redo: fence record of %u bytes, expected %zu",
+			 (unsigned) XLogRecGetDataLen(record), sizeof(rec));
 
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
 	fence_ms = fence_ms_of(&rec, "WAL");
@@ -312,7 +318,8 @@ idgen_desc(StringInfo buf, XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 
-	if (info == XLOG_IDGEN_FENCE)
+	if (info == XLOG_IDGEN_FENCE &&
+		XLogRecGetDataLen(record) == sizeof(IdgenFenceRecord))
 	{
 		IdgenFenceRecord rec;
 
@@ -455,6 +462,18 @@ idgen_fence_register(void)
 	BackgroundWorker worker;
 
 	RegisterCustomRmgr(RM_IDGEN_ID, &idgen_rmgr);
+
+	/*
+	 * Without its worker no fence ever moves and every mint would wait out
+	 * idgen.max_wait; PostgreSQL's own message would not name idgen.
+	 */
+	if (max_worker_processes < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idgen needs a background worker, and \"%s\" is 0",
+						"max_worker_processes"),
+				 errhint("Raise \"%s\" by one for the \"idgen fence\" worker.",
+						 "max_worker_processes")));
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |

@@ -250,6 +250,10 @@ wait_for_fence(int64 ms, int64 *waited_us)
 		if (*waited_us + elapsed_us(start) > (int64) idgen_max_wait * 1000)
 		{
 			ConditionVariableCancelSleep();
+			/* a wait that ends in the error is a wait all the same */
+			slot_add(my_slot, IDGEN_WAITS, 1);
+			slot_add(my_slot, IDGEN_FENCE_WAITS, 1);
+			slot_add(my_slot, IDGEN_WAIT_US, elapsed_us(start));
 			slot_add(my_slot, IDGEN_MAX_WAIT_ERRORS, 1);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -278,7 +278,11 @@ idgen_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	idgen_shared = ShmemInitStruct("idgen", idgen_shmem_size(), &found);
 	if (!found)
-		idgen_shmem_init(Min(idgen_fence_load(), idgen_max_ms()));
+	{
+		int64		fence_ms = idgen_fence_load();	/* reads the file once */
+
+		idgen_shmem_init(Min(fence_ms, idgen_max_ms()));
+	}
 	LWLockRelease(AddinShmemInitLock);
 
 	/* the postmaster records the last millisecond minted when it exits */

@@ -101,6 +101,11 @@ my @bad = (
 	[
 		"idgen.shard_ids = '100-5000'",
 		qr/idgen\.shard_ids/, "shard_ids '100-5000' (12 bits)"
+	],
+	[
+		'max_worker_processes = 0',
+		qr/idgen needs a background worker, and "max_worker_processes" is 0/,
+		'max_worker_processes = 0 (no room for the fence worker)'
 	],);
 
 for my $case (@bad)

@@ -137,4 +137,16 @@ like($log, qr/Recorded: epoch .*shard_bits 10, sequence_bits 12/,
 	'the log shows the new recorded layout');
 $node->stop('immediate') if $started;
 
+# After a clean stop nothing is replayed: the change is read from the state
+# file alone, once, and logged once.
+($started, $log) =
+  start_with_layout("idgen.epoch = '2024-01-01 00:00:00+00'\n"
+	  . "idgen.allow_layout_change = on\n");
+ok($started, 'a change after a clean stop starts with the override');
+my $logged = () = $log =~ /idgen layout changed/g;
+is($logged, 1, 'the change is logged once');
+mint($node, 100);
+check_ids(\@all_ids, 'every ID of this test, after the last change');
+$node->stop;
+
 done_testing();

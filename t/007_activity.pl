@@ -111,6 +111,26 @@ $s->quit;
 is($node->safe_psql('postgres', 'SELECT fence_waits > 0 FROM idgen_stats'),
 	't', 'idgen_stats counted the wait for the fence');
 
+# A wait for the fence that ends in the idgen.max_wait error is counted as a
+# wait too.
+my $before = stats($node);
+kill 'STOP', $worker_pid;
+my ($ret, $stderr) = psql_fails($node,
+	"SET idgen.max_wait = '300ms'; SELECT count(idgen_next()) FROM generate_series(1, 3000000)"
+);
+kill 'CONT', $worker_pid;
+like($stderr, qr/55000: could not advance the idgen fence/,
+	'minting past the stopped worker ends in the max_wait error');
+my $after = stats($node);
+is($after->{max_wait_errors} - $before->{max_wait_errors},
+	1, 'the error is counted in max_wait_errors');
+is($after->{fence_waits} - $before->{fence_waits},
+	1, 'the wait that ended in it is counted in fence_waits');
+cmp_ok($after->{waits} - $before->{waits},
+	'>=', 1, 'and in waits');
+cmp_ok($after->{wait_time_ms} - $before->{wait_time_ms},
+	'>=', 250, 'and its time in wait_time_ms');
+
 SKIP:
 {
 	skip 'custom wait events arrived in PostgreSQL 17', 1 unless $named;
