@@ -51,7 +51,10 @@
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
+#include "access/transam.h"
 #include "access/xlogreader.h"
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_crc32c.h"
@@ -72,13 +75,14 @@
 
 #define IDGEN_STATE_TMP_FILE	IDGEN_STATE_FILE ".tmp"
 #define IDGEN_STATE_MAGIC		0x69646731	/* "idg1" */
-#define IDGEN_STATE_VERSION		1
+#define IDGEN_STATE_VERSION		2	/* 1: idgen 1.0, without cluster and redo */
 
 /* how long after the last mint the worker keeps a horizon open */
 #define IDGEN_FENCE_KEEP_OPEN_MS	(60 * 1000)
 
 int			idgen_fence_horizon = 1000;
 bool		idgen_allow_layout_change = false;
+bool		idgen_allow_foreign_state = false;
 
 /* What the state file and every WAL record carry. */
 typedef struct IdgenFenceRecord
@@ -89,13 +93,33 @@ typedef struct IdgenFenceRecord
 	int32		sequence_bits;
 } IdgenFenceRecord;
 
+/*
+ * The state file.  It names the cluster that wrote it, so that a copy from
+ * another cluster is recognised, and the redo pointer of the latest
+ * checkpoint when it was written, so that an older copy of this cluster's
+ * own file is recognised too (see recover_fence_ms).
+ */
 typedef struct IdgenStateFile
 {
 	uint32		magic;
 	uint32		version;
+	uint64		system_identifier;	/* pg_control's, of the writer */
+	XLogRecPtr	redo;			/* GetRedoRecPtr() when written */
 	IdgenFenceRecord rec;
 	pg_crc32c	crc;			/* of everything above */
 } IdgenStateFile;
+
+/* What idgen 1.0 wrote: read, then treated as older than any checkpoint. */
+typedef struct IdgenStateFileV1
+{
+	uint32		magic;
+	uint32		version;
+	IdgenFenceRecord rec;
+	pg_crc32c	crc;
+} IdgenStateFileV1;
+
+/* The redo pointer the last write of this process recorded. */
+static XLogRecPtr written_redo = InvalidXLogRecPtr;
 
 static void idgen_redo(XLogReaderState *record);
 static void idgen_desc(StringInfo buf, XLogReaderState *record);
@@ -174,6 +198,8 @@ write_state_file(const IdgenFenceRecord *rec)
 	memset(&file, 0, sizeof(file));
 	file.magic = IDGEN_STATE_MAGIC;
 	file.version = IDGEN_STATE_VERSION;
+	file.system_identifier = GetSystemIdentifier();
+	file.redo = GetRedoRecPtr();
 	file.rec = *rec;
 	INIT_CRC32C(file.crc);
 	COMP_CRC32C(file.crc, &file, offsetof(IdgenStateFile, crc));
@@ -200,31 +226,64 @@ write_state_file(const IdgenFenceRecord *rec)
 
 	/* fsyncs the file, renames it, fsyncs the directory */
 	(void) durable_rename(IDGEN_STATE_TMP_FILE, IDGEN_STATE_FILE, ERROR);
+	written_redo = file.redo;
 }
 
 /*
- * Read the fence from the state file, in this layout's milliseconds; 0 when
- * there is none yet.  Called by the postmaster when it (re)creates shared
- * memory, where an ERROR stops the server.
+ * A bound on every ID minted before the last checkpoint, from pg_control
+ * alone: a mint never runs more than idgen.max_lead ahead of the wall clock,
+ * and a fence never more than idgen.fence_horizon ahead of the generator, so
+ * any fence whose WAL record precedes the checkpoint's redo pointer (and so
+ * is not replayed) is below the checkpoint's time plus both.  The time is in
+ * whole seconds: one more second covers its fraction and the instants
+ * between reading the clock and fixing the redo pointer.  Assumes the wall
+ * clock did not step back across that checkpoint and the two settings were
+ * not lowered since.
  */
-int64
-idgen_fence_load(void)
+static int64
+checkpoint_floor_ms(const ControlFileData *ctl)
 {
-	IdgenStateFile file;
+	int64		ms;
+
+	ms = ((int64) ctl->checkPointCopy.time + 1 - idgen_epoch_unix.sec) * 1000 -
+		idgen_epoch_unix.nsec / 1000000 + 1;
+	ms += (int64) idgen_max_lead + idgen_fence_horizon;
+	return Min(Max(ms, 0), idgen_max_ms());
+}
+
+typedef enum IdgenStateRead
+{
+	STATE_MISSING,
+	STATE_V1,
+	STATE_CURRENT
+} IdgenStateRead;
+
+/* Read and check the state file; ERROR if it is corrupt. */
+static IdgenStateRead
+read_state_file(IdgenStateFile *file)
+{
+	union
+	{
+		IdgenStateFile v2;
+		IdgenStateFileV1 v1;
+	}			buf;
 	pg_crc32c	crc;
 	int			fd;
 	int			r;
+	bool		ok = false;
+	IdgenStateRead kind = STATE_CURRENT;
 
 	fd = OpenTransientFile(IDGEN_STATE_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
 	{
 		if (errno == ENOENT)
-			return 0;
+			return STATE_MISSING;
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not open file \"%s\": %m", IDGEN_STATE_FILE)));
 	}
-	r = read(fd, &file, sizeof(file));
+	memset(&buf, 0, sizeof(buf));
+	r = read(fd, &buf, sizeof(buf));
 	if (r < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -234,17 +293,140 @@ idgen_fence_load(void)
 				(errcode_for_file_access(),
 				 errmsg("could not close file \"%s\": %m", IDGEN_STATE_FILE)));
 
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, &file, offsetof(IdgenStateFile, crc));
-	FIN_CRC32C(crc);
-	if (r != sizeof(file) || file.magic != IDGEN_STATE_MAGIC ||
-		file.version != IDGEN_STATE_VERSION || !EQ_CRC32C(crc, file.crc))
+	if (r == sizeof(IdgenStateFile) && buf.v2.magic == IDGEN_STATE_MAGIC &&
+		buf.v2.version == IDGEN_STATE_VERSION)
+	{
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, &buf.v2, offsetof(IdgenStateFile, crc));
+		FIN_CRC32C(crc);
+		ok = EQ_CRC32C(crc, buf.v2.crc);
+		*file = buf.v2;
+	}
+	else if (r == sizeof(IdgenStateFileV1) && buf.v1.magic == IDGEN_STATE_MAGIC &&
+			 buf.v1.version == 1)
+	{
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, &buf.v1, offsetof(IdgenStateFileV1, crc));
+		FIN_CRC32C(crc);
+		ok = EQ_CRC32C(crc, buf.v1.crc);
+		memset(file, 0, sizeof(*file));
+		file->rec = buf.v1.rec;
+		kind = STATE_V1;
+	}
+	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("idgen state file \"%s\" is corrupt", IDGEN_STATE_FILE),
-				 errhint("Restore the file from a backup of this data directory. Removing it is safe only if the system clock is not behind any ID minted so far.")));
+				 errhint("Move the file out of the data directory: the server then starts above its last checkpoint, as for a missing file, and logs what it assumed.")));
+	return kind;
+}
 
-	return fence_ms_of(&file.rec, "\"" IDGEN_STATE_FILE "\"");
+/*
+ * Where the generator starts, in this layout's milliseconds: nothing minted
+ * before may be reached again.  Called by the postmaster when it (re)creates
+ * shared memory, before WAL replay (which may raise the fence further);
+ * an ERROR stops the server.
+ *
+ * The state file is trusted alone when it was written after the latest
+ * checkpoint and by this cluster: every fence logged before that checkpoint
+ * is in it, and replay brings every fence logged since.  Otherwise (no
+ * file, an older copy, idgen 1.0's file, or the moments between a
+ * checkpoint and the worker's rewrite) the start is also held above the
+ * checkpoint's bound, and a WARNING says what was assumed.  A file written
+ * by another cluster is refused: this cluster's own fence would be lost
+ * with it, unless idgen.allow_foreign_state says it was carried over on
+ * purpose.
+ */
+int64
+idgen_fence_recover(void)
+{
+	IdgenStateFile file;
+	IdgenStateRead kind;
+	ControlFileData *ctl;
+	bool		crc_ok;
+	int64		floor_ms;
+	int64		fence_ms;
+	char	   *checkpoint_time;
+
+	ctl = get_controlfile(DataDir, &crc_ok);
+	if (!crc_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("calculated CRC checksum does not match value stored in control file"),
+				 errdetail("idgen reads the last checkpoint from it to bound the IDs minted before.")));
+	floor_ms = checkpoint_floor_ms(ctl);
+	checkpoint_time = pstrdup(timestamptz_to_str(time_t_to_timestamptz(ctl->checkPointCopy.time)));
+
+	kind = read_state_file(&file);
+
+	/*
+	 * A cluster stopped cleanly before any object of its own was made (the
+	 * first start after initdb) cannot have minted: that needs CREATE
+	 * EXTENSION.  No file is then expected, and no bound is needed.
+	 */
+	if (kind == STATE_MISSING && ctl->state == DB_SHUTDOWNED &&
+		ctl->checkPointCopy.nextOid < FirstNormalObjectId)
+		return 0;
+
+	if (kind == STATE_MISSING)
+	{
+		ereport(WARNING,
+				(errmsg("idgen state file \"%s\" does not exist", IDGEN_STATE_FILE),
+				 errdetail("New IDs start at %s: the last checkpoint (%s) plus \"%s\" and \"%s\", assuming the system clock did not step back before it.",
+						   timestamptz_to_str(idgen_ms_to_timestamptz(floor_ms)),
+						   checkpoint_time, "idgen.max_lead", "idgen.fence_horizon"),
+				 errhint("This is expected at the first start after idgen was added to \"%s\"; otherwise the file was removed.",
+						 "shared_preload_libraries")));
+		return floor_ms;
+	}
+
+	if (kind == STATE_CURRENT &&
+		file.system_identifier != ctl->system_identifier)
+	{
+		if (!idgen_allow_foreign_state)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("idgen state file \"%s\" belongs to another cluster",
+							IDGEN_STATE_FILE),
+					 errdetail("The file was written by the cluster with system identifier " UINT64_FORMAT "; this cluster's is " UINT64_FORMAT ".",
+							   file.system_identifier, ctl->system_identifier),
+					 errhint("Move the file out of the data directory to start above this cluster's last checkpoint; to keep new IDs above the other cluster's as well (a file carried over by pg_upgrade or a restore), start once with \"%s\" = on.",
+							 "idgen.allow_foreign_state")));
+		fence_ms = fence_ms_of(&file.rec, "\"" IDGEN_STATE_FILE "\"");
+		ereport(WARNING,
+				(errmsg("idgen state file \"%s\" was written by another cluster",
+						IDGEN_STATE_FILE),
+				 errdetail("\"%s\" is on: new IDs start at %s, above its fence and above the last checkpoint (%s) plus \"%s\" and \"%s\".",
+						   "idgen.allow_foreign_state",
+						   timestamptz_to_str(idgen_ms_to_timestamptz(Max(fence_ms, floor_ms))),
+						   checkpoint_time, "idgen.max_lead", "idgen.fence_horizon")));
+		return Max(fence_ms, floor_ms);
+	}
+
+	fence_ms = fence_ms_of(&file.rec, "\"" IDGEN_STATE_FILE "\"");
+	if (kind == STATE_CURRENT && file.redo >= ctl->checkPointCopy.redo)
+		return fence_ms;
+
+	/*
+	 * A start from a base backup (a new standby, a restore): the file was
+	 * copied after the backup's checkpoint began, so it holds every fence
+	 * logged before that checkpoint, and recovery replays every one since.
+	 */
+	if (kind == STATE_CURRENT && access(BACKUP_LABEL_FILE, F_OK) == 0)
+		return fence_ms;
+
+	if (floor_ms > fence_ms)
+		ereport(WARNING,
+				(errmsg("idgen state file \"%s\" is older than the last checkpoint",
+						IDGEN_STATE_FILE),
+				 errdetail("New IDs start at %s: the last checkpoint (%s) plus \"%s\" and \"%s\", assuming the system clock did not step back before it.",
+						   timestamptz_to_str(idgen_ms_to_timestamptz(floor_ms)),
+						   checkpoint_time, "idgen.max_lead", "idgen.fence_horizon"),
+				 errhint("%s",
+						 kind == STATE_V1 ?
+						 "The file was written by idgen 1.0; the next fence move replaces it." :
+						 "A crash right after a checkpoint leaves the file so; otherwise an older copy was restored.")));
+	return Max(fence_ms, floor_ms);
 }
 
 /*
@@ -266,10 +448,13 @@ idgen_fence_shutdown(int code, Datum arg)
 
 	last_ms = (int64) (pg_atomic_read_u64(&idgen_shared->state) >>
 					   idgen_layout.sequence_bits);
-	if ((uint64) last_ms + 1 >= pg_atomic_read_u64(&idgen_shared->fence))
-		return;
 
-	make_record(&rec, last_ms + 1);
+	/*
+	 * Written even when the fence does not come down (a standby): the file
+	 * then records the shutdown checkpoint, and the next start trusts it.
+	 */
+	make_record(&rec, Min(last_ms + 1,
+						  (int64) pg_atomic_read_u64(&idgen_shared->fence)));
 	PG_TRY();
 	{
 		write_state_file(&rec);
@@ -384,6 +569,24 @@ fence_advance(void)
 	LWLockRelease(idgen_shared->fence_lock);
 }
 
+/*
+ * After each checkpoint the file is written again, with the fence as it
+ * stands, so that it records the new redo pointer: a start then trusts it
+ * alone (see idgen_fence_recover).
+ */
+static void
+fence_rewrite_after_checkpoint(void)
+{
+	IdgenFenceRecord rec;
+
+	if (GetRedoRecPtr() == written_redo)
+		return;
+	LWLockAcquire(idgen_shared->fence_lock, LW_EXCLUSIVE);
+	make_record(&rec, (int64) pg_atomic_read_u64(&idgen_shared->fence));
+	write_state_file(&rec);
+	LWLockRelease(idgen_shared->fence_lock);
+}
+
 static void
 fence_worker_detach(int code, Datum arg)
 {
@@ -453,6 +656,7 @@ idgen_fence_worker_main(Datum main_arg)
 			state_ms >= wake_at ||
 			(now >= wake_at && now - state_ms < IDGEN_FENCE_KEEP_OPEN_MS))
 			fence_advance();
+		fence_rewrite_after_checkpoint();
 	}
 }
 

@@ -30,9 +30,10 @@
 
 extern int	idgen_fence_horizon;
 extern bool idgen_allow_layout_change;
+extern bool idgen_allow_foreign_state;
 
 extern void idgen_fence_register(void);
-extern int64 idgen_fence_load(void);
+extern int64 idgen_fence_recover(void);
 extern void idgen_fence_shutdown(int code, Datum arg);
 
 extern PGDLLEXPORT void idgen_fence_worker_main(Datum main_arg);

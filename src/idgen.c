@@ -80,7 +80,8 @@ static void idgen_shmem_startup(void);
 static const char *const idgen_setting_names[] = {
 	"idgen.shard_id", "idgen.shard_ids", "idgen.max_lead", "idgen.max_wait",
 	"idgen.fence_horizon", "idgen.epoch", "idgen.shard_bits",
-	"idgen.sequence_bits", "idgen.allow_layout_change"
+	"idgen.sequence_bits", "idgen.allow_layout_change",
+	"idgen.allow_foreign_state"
 };
 #define IDGEN_NUM_SETTINGS lengthof(idgen_setting_names)
 
@@ -235,6 +236,15 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("idgen.allow_foreign_state",
+							 "Accept a state file written by another cluster.",
+							 "New IDs then start above its fence and above this cluster's last checkpoint.",
+							 &idgen_allow_foreign_state,
+							 false,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("idgen");
 
 	/*
@@ -279,7 +289,7 @@ idgen_shmem_startup(void)
 	idgen_shared = ShmemInitStruct("idgen", idgen_shmem_size(), &found);
 	if (!found)
 	{
-		int64		fence_ms = idgen_fence_load();	/* reads the file once */
+		int64		fence_ms = idgen_fence_recover();	/* reads the file once */
 
 		idgen_shmem_init(Min(fence_ms, idgen_max_ms()));
 	}
