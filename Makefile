@@ -19,12 +19,12 @@ OBJS = \
 	src/wait_event.o
 
 EXTENSION = idgen
-DATA = sql/idgen--1.0.sql
+DATA = sql/idgen--1.0.sql sql/idgen--1.1.sql sql/idgen--1.0--1.1.sql
 PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with
 # idgen in shared_preload_libraries (the pg_cron pattern).
-REGRESS = idgen_decode idgen_errors idgen_mint
+REGRESS = idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents
 REGRESS_OPTS = --inputdir=. --temp-config=./test/idgen.conf --temp-instance=./tmp_check_regress
 ISOLATION = concurrent_mint
 ISOLATION_OPTS = --temp-config=./test/idgen.conf --temp-instance=./tmp_check_iso

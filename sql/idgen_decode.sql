@@ -36,7 +36,7 @@ SELECT p.oid::regprocedure AS function,
 SELECT id_to_timestamp(0), id_to_shard(0), id_to_sequence(0);
 SELECT * FROM idgen_decode(0);
 
--- the brief's example: ms = 1000, shard = 5, sequence = 7
+-- a worked example: ms = 1000, shard = 5, sequence = 7
 SELECT (1000::bigint << 22) | (5 << 10) | 7 AS id;
 SELECT * FROM idgen_decode(4194309127);
 

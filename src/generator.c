@@ -9,11 +9,12 @@
  *
  *		new = max(state + 1, now << sequence_bits)
  *
- * The +1 never lets a value repeat (invariants 1 and 2 of DESIGN.md), carries
- * into the next millisecond when a sequence is full, and max() ignores a wall
- * clock that stepped back.  Every shard shares the word: a node mints at most
- * 2^sequence_bits IDs a millisecond in all, and its IDs are strictly
- * increasing in the order they are minted, whatever their shard.
+ * The +1 never lets a value repeat (invariants 1 and 2 of doc/design.md),
+ * carries into the next millisecond when a sequence is full, and max()
+ * ignores a wall clock that stepped back.  Every shard shares the word: a
+ * node mints at most 2^sequence_bits IDs a millisecond in all, and its IDs
+ * are strictly increasing in the order they are minted, whatever their
+ * shard.
  *
  * Two bounds make callers wait instead of minting:
  *	- the generator's millisecond may run at most idgen.max_lead ahead of the
@@ -99,6 +100,7 @@ idgen_shmem_init(int64 fence_ms)
 			slot->base[c] = 0;
 		}
 		pg_atomic_init_u64(&slot->last_id, 0);
+		slot->userid = InvalidOid;
 		slot->pid = 0;
 	}
 }
@@ -145,6 +147,7 @@ prepare_to_mint(void)
 	slot = &idgen_shared->slots[procno];
 	for (int c = 0; c < IDGEN_NUM_COUNTERS; c++)
 		slot->base[c] = pg_atomic_read_u64(&slot->counters[c]);
+	slot->userid = GetSessionUserId();
 	pg_write_barrier();
 	slot->pid = MyProcPid;
 	before_shmem_exit(release_slot, 0);

@@ -46,6 +46,7 @@ typedef struct IdgenBackendSlot
 	pg_atomic_uint64 counters[IDGEN_NUM_COUNTERS];
 	pg_atomic_uint64 last_id;
 	uint64		base[IDGEN_NUM_COUNTERS];
+	Oid			userid;			/* session user, as pg_stat_activity's */
 	int			pid;
 }
 #ifdef pg_attribute_aligned

@@ -7,6 +7,11 @@
  * contends on a counter; readers sum the slots.  Figures are read without a
  * lock and may be a few mints apart from each other, as in pg_stat views.
  *
+ * Who sees what, as in pg_stat_activity: anyone may read the node's totals
+ * and the list of processes that minted; a process's own figures are shown
+ * to roles with the privileges of its session user or of
+ * pg_read_all_stats, and are NULL for everyone else.
+ *
  * Copyright (c) 2026, The idgen Authors
  *
  * IDENTIFICATION
@@ -17,7 +22,10 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -119,10 +127,12 @@ idgen_stats_backends(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	IdgenShared *sh;
+	bool		read_all;
 
 	check_shmem();
 	sh = idgen_shared;
 	InitMaterializedSRF(fcinfo, 0);
+	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
 	for (int s = 0; s < sh->nslots; s++)
 	{
@@ -142,8 +152,16 @@ idgen_stats_backends(PG_FUNCTION_ARGS)
 			continue;
 
 		values[i++] = Int32GetDatum(pid);
-		i += fill_counters(&values[i], counters);
-		values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->last_id));
+		if (read_all || has_privs_of_role(GetUserId(), slot->userid))
+		{
+			i += fill_counters(&values[i], counters);
+			values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->last_id));
+		}
+		else
+		{
+			for (; i < IDGEN_STATS_BACKENDS_COLS; i++)
+				nulls[i] = true;
+		}
 		Assert(i == IDGEN_STATS_BACKENDS_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -16,11 +16,12 @@
 BEGIN;
 SET LOCAL TimeZone = 'UTC';
 
-SELECT plan(82);
+SELECT plan(87);
 
 -- Signatures and labels: name, argument types, return type, volatility,
 -- strictness, parallel safety.  Decoders are IMMUTABLE STRICT PARALLEL SAFE;
--- minting and stats read shared memory, VOLATILE PARALLEL SAFE.
+-- minting and stats read shared memory, VOLATILE PARALLEL SAFE; the
+-- catalog reader idgen_layout_dependents is STABLE PARALLEL SAFE.
 CREATE TEMP TABLE api (
     fname name,
     args name[],
@@ -37,7 +38,8 @@ INSERT INTO api VALUES
     ('id_to_sequence', '{bigint}', 'integer', 'immutable', true),
     ('idgen_decode', '{bigint}', 'record', 'immutable', true),
     ('idgen_stats', '{}', 'record', 'volatile', true),
-    ('idgen_stats_backends', '{}', 'setof record', 'volatile', true);
+    ('idgen_stats_backends', '{}', 'setof record', 'volatile', true),
+    ('idgen_layout_dependents', '{}', 'setof record', 'stable', false);
 
 SELECT has_function(fname, args) FROM api ORDER BY fname, args;
 SELECT function_returns(fname, args, returns) FROM api ORDER BY fname, args;
@@ -80,7 +82,8 @@ SELECT bag_eq(
              ('function idgen_stats()'),
              ('view idgen_stats'),
              ('function idgen_stats_backends()'),
-             ('view idgen_stats_backends')$$,
+             ('view idgen_stats_backends'),
+             ('function idgen_layout_dependents()')$$,
     'the extension has exactly its documented objects');
 
 -- the views

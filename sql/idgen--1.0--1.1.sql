@@ -1,0 +1,116 @@
+/* idgen--1.0--1.1.sql */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION idgen UPDATE TO '1.1'" to load this file. \quit
+
+-- The statistics: one model for the functions and the views, as
+-- pg_stat_activity's.  Anyone may read them; a process's own figures in
+-- idgen_stats_backends are NULL except for roles with the privileges of
+-- its session user or of pg_read_all_stats (the library decides that).
+GRANT SELECT ON idgen_stats TO PUBLIC;
+GRANT SELECT ON idgen_stats_backends TO PUBLIC;
+
+-- What a change of layout (idgen.allow_layout_change) would make wrong:
+-- stored values and definitions computed with the decoders under the old
+-- layout.  Reads the catalogs of the current database.
+CREATE FUNCTION idgen_layout_dependents(
+	OUT kind text,
+	OUT object text,
+	OUT action text)
+RETURNS SETOF record
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+WITH decoders AS (
+	SELECT d.objid AS oid
+	  FROM pg_catalog.pg_depend AS d
+	  JOIN pg_catalog.pg_extension AS e
+	    ON e.oid = d.refobjid AND e.extname = 'idgen'
+	  JOIN pg_catalog.pg_proc AS p ON p.oid = d.objid
+	 WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+	   AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+	   AND d.deptype = 'e'
+	   AND p.proname IN ('id_to_timestamp', 'min_id_at', 'id_to_shard',
+						 'id_to_sequence', 'idgen_decode')
+),
+minters AS (
+	SELECT d.objid AS oid
+	  FROM pg_catalog.pg_depend AS d
+	  JOIN pg_catalog.pg_extension AS e
+	    ON e.oid = d.refobjid AND e.extname = 'idgen'
+	  JOIN pg_catalog.pg_proc AS p ON p.oid = d.objid
+	 WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+	   AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+	   AND d.deptype = 'e'
+	   AND p.proname = 'idgen_next'
+),
+uses AS (
+	SELECT DISTINCT d.classid, d.objid
+	  FROM pg_catalog.pg_depend AS d
+	 WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+	   AND d.refobjid IN (SELECT oid FROM decoders)
+	   AND d.deptype = 'n'
+)
+-- expression and partial indexes, partition keys, materialized views
+SELECT CASE c.relkind
+		   WHEN 'p' THEN 'partition key'
+		   WHEN 'm' THEN 'materialized view'
+		   ELSE 'index' END,
+	   pg_catalog.pg_describe_object(u.classid, u.objid, 0),
+	   CASE c.relkind
+		   WHEN 'p' THEN 'repartition: rows would fall in other partitions'
+		   WHEN 'm' THEN 'REFRESH MATERIALIZED VIEW'
+		   ELSE 'REINDEX' END
+  FROM uses AS u
+  JOIN pg_catalog.pg_class AS c ON c.oid = u.objid
+ WHERE u.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+   AND c.relkind IN ('i', 'I', 'p', 'm')
+UNION ALL
+SELECT 'materialized view',
+	   pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass, r.ev_class, 0),
+	   'REFRESH MATERIALIZED VIEW'
+  FROM uses AS u
+  JOIN pg_catalog.pg_rewrite AS r ON r.oid = u.objid
+  JOIN pg_catalog.pg_class AS c ON c.oid = r.ev_class
+ WHERE u.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+   AND c.relkind = 'm'
+UNION ALL
+-- stored generated columns keep values computed under the old layout
+SELECT 'generated column',
+	   pg_catalog.format('column %I of table %s', a.attname, a.attrelid::pg_catalog.regclass),
+	   'recompute: UPDATE the table, or drop and add the column'
+  FROM uses AS u
+  JOIN pg_catalog.pg_attrdef AS ad ON ad.oid = u.objid
+  JOIN pg_catalog.pg_attribute AS a
+	ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+ WHERE u.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+   AND a.attgenerated = 's'
+UNION ALL
+SELECT 'check constraint',
+	   pg_catalog.pg_describe_object(u.classid, u.objid, 0),
+	   'revalidate: drop and add the constraint'
+  FROM uses AS u
+  JOIN pg_catalog.pg_constraint AS con ON con.oid = u.objid
+ WHERE u.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
+   AND con.contype = 'c'
+UNION ALL
+-- partitions of a table keyed on an ID column: their bounds are constants,
+-- usually computed with min_id_at() under the layout of their day
+SELECT 'partition bound',
+	   pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass, i.inhrelid, 0),
+	   'check the bound against min_id_at() under the new layout'
+  FROM pg_catalog.pg_partitioned_table AS pt
+  JOIN pg_catalog.pg_inherits AS i ON i.inhparent = pt.partrelid
+ WHERE EXISTS (
+		SELECT FROM pg_catalog.pg_attrdef AS ad
+		  JOIN pg_catalog.pg_depend AS d
+			ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+		   AND d.objid = ad.oid
+		   AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+		   AND d.refobjid IN (SELECT oid FROM minters)
+		 WHERE ad.adrelid = pt.partrelid
+		   AND ad.adnum = ANY (pt.partattrs::pg_catalog.int2[]))
+ORDER BY 1, 2
+$$;
+
+COMMENT ON FUNCTION idgen_layout_dependents() IS
+'objects of this database whose stored values or definitions use the ID layout';

@@ -1,0 +1,37 @@
+-- idgen_layout_dependents(): what a change of layout would make wrong in
+-- this database, and what to do about each.
+
+SELECT * FROM idgen_layout_dependents();	-- nothing yet
+
+CREATE TABLE events (
+    id bigint PRIMARY KEY DEFAULT idgen_next(),
+    created_at timestamptz GENERATED ALWAYS AS (id_to_timestamp(id)) STORED,
+    plain_default integer DEFAULT id_to_shard(4194309127),
+    CONSTRAINT after_epoch CHECK (id >= min_id_at('2026-01-01 00:00:00+00'))
+);
+CREATE INDEX events_by_time ON events (id_to_timestamp(id));
+CREATE INDEX events_shard_7 ON events (id) WHERE id_to_shard(id) = 7;
+CREATE INDEX events_plain ON events (id);	-- no decoder: not listed
+CREATE MATERIALIZED VIEW events_per_shard AS
+    SELECT id_to_shard(id) AS shard, count(*) FROM events GROUP BY 1;
+CREATE VIEW events_recent AS		-- recomputed at each read: not listed
+    SELECT * FROM events WHERE id_to_timestamp(id) > '2026-06-01+00';
+
+CREATE TABLE orders (
+    id bigint NOT NULL DEFAULT idgen_next(),
+    body text
+) PARTITION BY RANGE (id);
+CREATE TABLE orders_2026_01 PARTITION OF orders
+    FOR VALUES FROM (min_id_at('2026-01-01+00')) TO (min_id_at('2026-02-01+00'));
+CREATE TABLE orders_2026_02 PARTITION OF orders
+    FOR VALUES FROM (min_id_at('2026-02-01+00')) TO (min_id_at('2026-03-01+00'));
+CREATE TABLE by_day (id bigint NOT NULL) PARTITION BY RANGE (id_to_timestamp(id));
+
+SELECT * FROM idgen_layout_dependents();
+
+DROP TABLE by_day;
+DROP TABLE orders;
+DROP VIEW events_recent;
+DROP MATERIALIZED VIEW events_per_shard;
+DROP TABLE events;
+SELECT count(*) AS left_over FROM idgen_layout_dependents();
