@@ -30,6 +30,10 @@
  * A standby replays fence records into its shared memory and state file and
  * never mints.
  *
+ * The protocol step by step, with what a crash at each step leaves behind,
+ * and how the start is bounded when the state file is missing, older than
+ * the last checkpoint or another cluster's, is in doc/design.md.
+ *
  * The fence is recorded as an ID, the smallest the generator may not reach
  * yet, with the layout it was minted under.  A start with another layout is
  * refused unless idgen.allow_layout_change is on; then the new generator
