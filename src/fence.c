@@ -75,6 +75,7 @@
 #include "fence.h"
 #include "generator.h"
 #include "layout.h"
+#include "settings.h"
 #include "wait_event.h"
 
 #define IDGEN_STATE_TMP_FILE	IDGEN_STATE_FILE ".tmp"
@@ -84,9 +85,6 @@
 /* how long after the last mint the worker keeps a horizon open */
 #define IDGEN_FENCE_KEEP_OPEN_MS	(60 * 1000)
 
-int			idgen_fence_horizon = 1000;
-bool		idgen_allow_layout_change = false;
-bool		idgen_allow_foreign_state = false;
 
 /* What the state file and every WAL record carry. */
 typedef struct IdgenFenceRecord
@@ -447,18 +445,16 @@ idgen_fence_shutdown(int code, Datum arg)
 	int64		last_ms;
 
 	/* after a crash, leave the file as the last fence move wrote it */
-	if (code != 0 || idgen_shared == NULL)
+	if (code != 0 || !idgen_generator_attached())
 		return;
 
-	last_ms = (int64) (pg_atomic_read_u64(&idgen_shared->state) >>
-					   idgen_layout.sequence_bits);
+	last_ms = idgen_generator_ms();
 
 	/*
 	 * Written even when the fence does not come down (a standby): the file
 	 * then records the shutdown checkpoint, and the next start trusts it.
 	 */
-	make_record(&rec, Min(last_ms + 1,
-						  (int64) pg_atomic_read_u64(&idgen_shared->fence)));
+	make_record(&rec, Min(last_ms + 1, idgen_fence_ms()));
 	PG_TRY();
 	{
 		write_state_file(&rec);
@@ -490,16 +486,16 @@ idgen_redo(XLogReaderState *record)
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
 	fence_ms = fence_ms_of(&rec, "WAL");
 
-	LWLockAcquire(idgen_shared->fence_lock, LW_EXCLUSIVE);
-	if ((uint64) fence_ms > pg_atomic_read_u64(&idgen_shared->fence))
+	idgen_fence_lock();
+	if (fence_ms > idgen_fence_ms())
 	{
 		/* the file first: a restartpoint may skip this record next time */
 		make_record(&rec, fence_ms);
 		write_state_file(&rec);
-		idgen_raise_state(fence_ms);
+		idgen_raise_generator(fence_ms);
 		idgen_publish_fence(fence_ms, fence_ms);
 	}
-	LWLockRelease(idgen_shared->fence_lock);
+	idgen_fence_unlock();
 }
 
 static void
@@ -537,22 +533,20 @@ static void
 fence_advance(void)
 {
 	int64		now = idgen_wall_ms();
-	int64		state_ms = (int64) (pg_atomic_read_u64(&idgen_shared->state) >>
-									idgen_layout.sequence_bits);
-	int64		target = Min(Max(now, state_ms) + idgen_fence_horizon,
+	int64		target = Min(Max(now, idgen_generator_ms()) + idgen_fence_horizon,
 							 idgen_max_ms());
 	IdgenFenceRecord rec;
 	XLogRecPtr	lsn;
 
-	if ((uint64) target <= pg_atomic_read_u64(&idgen_shared->fence))
+	if (target <= idgen_fence_ms())
 	{
-		pg_atomic_write_u32(&idgen_shared->fence_wanted, 0);
+		idgen_fence_request_done();
 		return;
 	}
 
 	make_record(&rec, target);
 
-	LWLockAcquire(idgen_shared->fence_lock, LW_EXCLUSIVE);
+	idgen_fence_lock();
 	write_state_file(&rec);
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
@@ -563,14 +557,14 @@ fence_advance(void)
 	/* SyncRepWaitForLSN gives up without error when we are told to die */
 	if (ProcDiePending)
 	{
-		LWLockRelease(idgen_shared->fence_lock);
+		idgen_fence_unlock();
 		CHECK_FOR_INTERRUPTS();
 		proc_exit(1);
 	}
 
 	idgen_publish_fence(target, target - idgen_fence_horizon / 2);
-	pg_atomic_fetch_add_u64(&idgen_shared->fence_advances, 1);
-	LWLockRelease(idgen_shared->fence_lock);
+	idgen_count_fence_advance();
+	idgen_fence_unlock();
 }
 
 /*
@@ -585,18 +579,16 @@ fence_rewrite_after_checkpoint(void)
 
 	if (GetRedoRecPtr() == written_redo)
 		return;
-	LWLockAcquire(idgen_shared->fence_lock, LW_EXCLUSIVE);
-	make_record(&rec, (int64) pg_atomic_read_u64(&idgen_shared->fence));
+	idgen_fence_lock();
+	make_record(&rec, idgen_fence_ms());
 	write_state_file(&rec);
-	LWLockRelease(idgen_shared->fence_lock);
+	idgen_fence_unlock();
 }
 
 static void
 fence_worker_detach(int code, Datum arg)
 {
-	SpinLockAcquire(&idgen_shared->mutex);
-	idgen_shared->worker_latch = NULL;
-	SpinLockRelease(&idgen_shared->mutex);
+	idgen_set_fence_worker_latch(NULL);
 }
 
 void
@@ -620,9 +612,7 @@ idgen_fence_worker_main(Datum main_arg)
 	 */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 
-	SpinLockAcquire(&idgen_shared->mutex);
-	idgen_shared->worker_latch = MyLatch;
-	SpinLockRelease(&idgen_shared->mutex);
+	idgen_set_fence_worker_latch(MyLatch);
 	on_shmem_exit(fence_worker_detach, 0);
 
 	/* Record the layout and open the first horizon before anyone asks. */
@@ -652,11 +642,10 @@ idgen_fence_worker_main(Datum main_arg)
 		 * minute keeps a horizon open, so that its next caller does not wait
 		 * for I/O; an idle one stops writing.
 		 */
-		state_ms = (int64) (pg_atomic_read_u64(&idgen_shared->state) >>
-							idgen_layout.sequence_bits);
+		state_ms = idgen_generator_ms();
 		now = idgen_wall_ms();
-		wake_at = (int64) pg_atomic_read_u64(&idgen_shared->fence_wake_at);
-		if (pg_atomic_read_u32(&idgen_shared->fence_wanted) != 0 ||
+		wake_at = idgen_fence_wake_at_ms();
+		if (idgen_fence_requested() ||
 			state_ms >= wake_at ||
 			(now >= wake_at && now - state_ms < IDGEN_FENCE_KEEP_OPEN_MS))
 			fence_advance();

@@ -28,9 +28,6 @@
 
 #define IDGEN_STATE_FILE		"idgen.state"
 
-extern int	idgen_fence_horizon;
-extern bool idgen_allow_layout_change;
-extern bool idgen_allow_foreign_state;
 
 extern void idgen_fence_register(void);
 extern int64 idgen_fence_recover(void);

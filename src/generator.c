@@ -38,19 +38,107 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
+#include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
+#include "settings.h"
 #include "wait_event.h"
 
-IdgenShared *idgen_shared = NULL;
+/*
+ * One per PGPROC.  Only the process in the slot writes it, so the counters
+ * need atomic visibility but no atomic read-modify-write.  Counters are
+ * never reset: a process taking over a slot records where they stood, so
+ * totals last since start and a pid's own figures are the difference.  The
+ * pid is written last, after a write barrier; readers read it, then a read
+ * barrier, then the rest.
+ */
+typedef struct IdgenBackendSlot
+{
+	pg_atomic_uint64 counters[IDGEN_NUM_COUNTERS];
+	pg_atomic_uint64 last_id;
+	uint64		base[IDGEN_NUM_COUNTERS];
+	Oid			userid;			/* session user, as pg_stat_activity's */
+	int			pid;
+}
+#ifdef pg_attribute_aligned
+/* neighbouring processes never write the same cache line */
+			pg_attribute_aligned(PG_CACHE_LINE_SIZE)
+#endif
+IdgenBackendSlot;
 
-int			idgen_max_lead = 1000;
-int			idgen_max_wait = 10000;
+/*
+ * The node's shared state.  Who writes what, and why minting needs no lock:
+ *
+ * - state: the last (ms, sequence) minted, encoded by state_word() and
+ *   decoded by state_ms() alone.  Minters change it by compare-and-swap
+ *   only, a full barrier, so it needs no other; replay raises it the same
+ *   way.
+ * - fence, fence_wake_at: written by the fence worker (or replay) under
+ *   fence_lock, only after the fence is durable; fence only grows while the
+ *   server runs, so a minter reading a stale value can only wait, never mint
+ *   past a durable fence.  fence_wake_at is written before fence, with a
+ *   write barrier between, so a minter that sees a new fence sees where to
+ *   wake the worker next.
+ * - fence_wanted: set by minters, cleared by the worker; a lost update only
+ *   delays a wake-up by the worker's own timeout.
+ * - worker_latch: under mutex.
+ */
+typedef struct IdgenShared
+{
+	/* alone in its cache line: every mint writes it */
+	pg_atomic_uint64 state;
+	char		pad1[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+
+	/* read on every mint, written a few times a second */
+	pg_atomic_uint64 fence;		/* a millisecond never reached */
+	pg_atomic_uint64 fence_wake_at; /* minting here wakes the worker */
+	pg_atomic_uint32 fence_wanted;	/* a caller asked for a new fence */
+	char		pad2[PG_CACHE_LINE_SIZE - 2 * sizeof(pg_atomic_uint64) -
+					 sizeof(pg_atomic_uint32)];
+
+	LWLock	   *fence_lock;		/* serialises fence writers */
+	ConditionVariable fence_cv; /* broadcast when the fence moves */
+	slock_t		mutex;			/* protects worker_latch */
+	Latch	   *worker_latch;	/* the fence worker's, or NULL */
+	pg_atomic_uint64 fence_advances;
+
+	int			nslots;
+	IdgenBackendSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} IdgenShared;
+
+static IdgenShared *idgen_shared = NULL;
+
+/* The state word: (ms << sequence_bits) | sequence, here and nowhere else. */
+static inline uint64
+state_word(int64 ms, uint64 sequence, int sequence_bits)
+{
+	return ((uint64) ms << sequence_bits) | sequence;
+}
+
+static inline int64
+state_ms(uint64 state, int sequence_bits)
+{
+	return (int64) (state >> sequence_bits);
+}
+
+/* The state word of an ID, whatever its shard: orders IDs by mint. */
+static inline uint64
+state_of_id(int64 id)
+{
+	int			low_bits = idgen_layout.shard_bits + idgen_layout.sequence_bits;
+	uint64		seq_mask = (UINT64CONST(1) << idgen_layout.sequence_bits) - 1;
+
+	return state_word(id >> low_bits, (uint64) id & seq_mask,
+					  idgen_layout.sequence_bits);
+}
+
 
 static IdgenBackendSlot *my_slot = NULL;
 static int64 my_last_wall_ms = PG_INT64_MIN;
@@ -70,6 +158,20 @@ idgen_shmem_size(void)
 }
 
 /*
+ * Attach to the shared state, with AddinShmemInitLock held; false when the
+ * segment is new and idgen_shmem_init must fill it.
+ */
+bool
+idgen_shmem_attach(void)
+{
+	bool		found;
+
+	idgen_shared = NULL;
+	idgen_shared = ShmemInitStruct("idgen", idgen_shmem_size(), &found);
+	return found;
+}
+
+/*
  * Called by the postmaster with AddinShmemInitLock held, on a fresh segment.
  * The generator starts at the recovered fence: nothing minted before it can
  * be reached again.
@@ -80,7 +182,8 @@ idgen_shmem_init(int64 fence_ms)
 	IdgenShared *sh = idgen_shared;
 
 	fence_ms = Max(fence_ms, 0);
-	pg_atomic_init_u64(&sh->state, (uint64) fence_ms << idgen_layout.sequence_bits);
+	pg_atomic_init_u64(&sh->state,
+					   state_word(fence_ms, 0, idgen_layout.sequence_bits));
 	pg_atomic_init_u64(&sh->fence, (uint64) fence_ms);
 	pg_atomic_init_u64(&sh->fence_wake_at, (uint64) fence_ms);
 	pg_atomic_init_u32(&sh->fence_wanted, 0);
@@ -154,14 +257,30 @@ prepare_to_mint(void)
 	my_slot = slot;
 }
 
+/* ---- for the fence (fence.c) ---- */
+
+bool
+idgen_generator_attached(void)
+{
+	return idgen_shared != NULL;
+}
+
+/* The generator's millisecond: the last one minted, or where it starts. */
+int64
+idgen_generator_ms(void)
+{
+	return state_ms(pg_atomic_read_u64(&idgen_shared->state),
+					idgen_layout.sequence_bits);
+}
+
 /*
  * Raise the generator to at least ms, sequence 0: used when a fence is
  * replayed, so that nothing below it is minted again.
  */
 void
-idgen_raise_state(int64 ms)
+idgen_raise_generator(int64 ms)
 {
-	uint64		target = (uint64) Max(ms, 0) << idgen_layout.sequence_bits;
+	uint64		target = state_word(Max(ms, 0), 0, idgen_layout.sequence_bits);
 	uint64		old = pg_atomic_read_u64(&idgen_shared->state);
 
 	while (old < target &&
@@ -169,7 +288,43 @@ idgen_raise_state(int64 ms)
 		;
 }
 
-/* Publish a new fence and wake whoever waits for it. */
+int64
+idgen_fence_ms(void)
+{
+	return (int64) pg_atomic_read_u64(&idgen_shared->fence);
+}
+
+int64
+idgen_fence_wake_at_ms(void)
+{
+	return (int64) pg_atomic_read_u64(&idgen_shared->fence_wake_at);
+}
+
+bool
+idgen_fence_requested(void)
+{
+	return pg_atomic_read_u32(&idgen_shared->fence_wanted) != 0;
+}
+
+void
+idgen_fence_request_done(void)
+{
+	pg_atomic_write_u32(&idgen_shared->fence_wanted, 0);
+}
+
+void
+idgen_fence_lock(void)
+{
+	LWLockAcquire(idgen_shared->fence_lock, LW_EXCLUSIVE);
+}
+
+void
+idgen_fence_unlock(void)
+{
+	LWLockRelease(idgen_shared->fence_lock);
+}
+
+/* Publish a new fence, durable by now, and wake whoever waits for it. */
 void
 idgen_publish_fence(int64 fence_ms, int64 wake_at_ms)
 {
@@ -181,7 +336,79 @@ idgen_publish_fence(int64 fence_ms, int64 wake_at_ms)
 }
 
 void
-idgen_wake_worker(void)
+idgen_count_fence_advance(void)
+{
+	pg_atomic_fetch_add_u64(&idgen_shared->fence_advances, 1);
+}
+
+/* The fence worker's latch, or NULL when it exits. */
+void
+idgen_set_fence_worker_latch(Latch *latch)
+{
+	SpinLockAcquire(&idgen_shared->mutex);
+	idgen_shared->worker_latch = latch;
+	SpinLockRelease(&idgen_shared->mutex);
+}
+
+/* ---- for the statistics (stats.c) ---- */
+
+/*
+ * The node's totals.  Read without a lock, as pg_stat views are: figures
+ * may be a few mints apart from each other.
+ */
+void
+idgen_read_node_figures(IdgenNodeFigures *figures)
+{
+	IdgenShared *sh = idgen_shared;
+	uint64		last_key = 0;
+
+	memset(figures, 0, sizeof(*figures));
+	for (int s = 0; s < sh->nslots; s++)
+	{
+		int64		id = (int64) pg_atomic_read_u64(&sh->slots[s].last_id);
+
+		for (int c = 0; c < IDGEN_NUM_COUNTERS; c++)
+			figures->counters[c] += pg_atomic_read_u64(&sh->slots[s].counters[c]);
+		/* the latest mint has the largest state word, whatever its shard */
+		if (id > 0 && state_of_id(id) >= last_key)
+		{
+			last_key = state_of_id(id);
+			figures->last_id = id;
+		}
+	}
+	figures->generator_ms = idgen_generator_ms();
+	figures->fence_ms = idgen_fence_ms();
+	figures->fence_advances = pg_atomic_read_u64(&sh->fence_advances);
+}
+
+int
+idgen_process_slots(void)
+{
+	return idgen_shared->nslots;
+}
+
+/* A live process's figures; false if the slot is free. */
+bool
+idgen_read_process_figures(int slotno, IdgenProcessFigures *figures)
+{
+	IdgenBackendSlot *slot = &idgen_shared->slots[slotno];
+	int			pid = slot->pid;
+
+	if (pid == 0)
+		return false;
+	pg_read_barrier();
+	figures->pid = pid;
+	figures->userid = slot->userid;
+	for (int c = 0; c < IDGEN_NUM_COUNTERS; c++)
+		figures->counters[c] = pg_atomic_read_u64(&slot->counters[c]) - slot->base[c];
+	figures->last_id = (int64) pg_atomic_read_u64(&slot->last_id);
+	return true;
+}
+
+/* ---- minting ---- */
+
+static void
+wake_worker(void)
 {
 	Latch	   *latch;
 
@@ -265,7 +492,7 @@ wait_for_fence(int64 ms, int64 *waited_us)
 					 errdetail("Minting waits until the background worker \"idgen fence\" has made the next milliseconds durable."),
 					 errhint("Check the server log for the \"idgen fence\" worker, that \"max_worker_processes\" leaves room for it, and that synchronous standbys are connected.")));
 		}
-		idgen_wake_worker();
+		wake_worker();
 		(void) ConditionVariableTimedSleep(&idgen_shared->fence_cv, 10,
 										   wait_event_info);
 	}
@@ -315,12 +542,12 @@ idgen_mint(int32 shard)
 		if (unlikely(now < my_last_wall_ms))
 			slot_add(my_slot, IDGEN_CLOCK_STEPS_BACK, 1);
 		my_last_wall_ms = now;
-		floor = now > 0 ? (uint64) now << seq_bits : 0;
+		floor = now > 0 ? state_word(now, 0, seq_bits) : 0;
 
 		for (;;)
 		{
 			new = Max(old + 1, floor);
-			new_ms = (int64) (new >> seq_bits);
+			new_ms = state_ms(new, seq_bits);
 			if (unlikely((uint64) new_ms >= fence ||
 						 new_ms - now > idgen_max_lead))
 				break;
@@ -349,7 +576,7 @@ minted:
 	}
 	if (unlikely((uint64) new_ms >= pg_atomic_read_u64(&sh->fence_wake_at)) &&
 		pg_atomic_read_u32(&sh->fence_wanted) == 0)
-		idgen_wake_worker();
+		wake_worker();
 
 	return id;
 }

@@ -1,7 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * generator.h
- *		The generator's shared state and the per-backend counters.
+ *		The generator: minting, and the functions through which the fence
+ *		and the statistics reach its shared state.
+ *
+ * The shared state itself is private to generator.c, which states how it
+ * is read and written without a lock (see doc/design.md, "Minting").
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -13,15 +17,11 @@
 #ifndef IDGEN_GENERATOR_H
 #define IDGEN_GENERATOR_H
 
-#include "port/atomics.h"
-#include "storage/condition_variable.h"
 #include "storage/latch.h"
-#include "storage/lwlock.h"
-#include "storage/spin.h"
 
 #include "idgen_compat.h"
 
-/* What each backend counts; summed by idgen_stats. */
+/* What each process counts; summed by idgen_stats. */
 typedef enum IdgenCounter
 {
 	IDGEN_MINTED,
@@ -35,61 +35,50 @@ typedef enum IdgenCounter
 	IDGEN_NUM_COUNTERS
 } IdgenCounter;
 
-/*
- * One per PGPROC.  Only the process in the slot writes it, so the counters
- * need atomic visibility but no atomic read-modify-write.  Counters are
- * never reset: a process taking over a slot records where they stood, so
- * totals last since start and a pid's own figures are the difference.
- */
-typedef struct IdgenBackendSlot
+/* The node's figures, for idgen_stats. */
+typedef struct IdgenNodeFigures
 {
-	pg_atomic_uint64 counters[IDGEN_NUM_COUNTERS];
-	pg_atomic_uint64 last_id;
-	uint64		base[IDGEN_NUM_COUNTERS];
-	Oid			userid;			/* session user, as pg_stat_activity's */
+	uint64		counters[IDGEN_NUM_COUNTERS];	/* every process since start */
+	int64		last_id;		/* the latest ID minted, 0 before the first */
+	int64		generator_ms;	/* the generator's millisecond */
+	int64		fence_ms;		/* the published fence */
+	uint64		fence_advances; /* fence moves since start */
+} IdgenNodeFigures;
+
+/* One live process's figures, for idgen_stats_backends. */
+typedef struct IdgenProcessFigures
+{
 	int			pid;
-}
-#ifdef pg_attribute_aligned
-/* neighbouring processes never write the same cache line */
-			pg_attribute_aligned(PG_CACHE_LINE_SIZE)
-#endif
-IdgenBackendSlot;
+	Oid			userid;			/* its session user */
+	uint64		counters[IDGEN_NUM_COUNTERS];	/* since it took its slot */
+	int64		last_id;
+} IdgenProcessFigures;
 
-typedef struct IdgenShared
-{
-	/* (ms << sequence_bits) | sequence of the last ID minted; alone in its line */
-	pg_atomic_uint64 state;
-	char		pad1[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
-
-	/* Read on every mint, written a few times a second. */
-	pg_atomic_uint64 fence;		/* a millisecond never reached */
-	pg_atomic_uint64 fence_wake_at; /* minting here wakes the worker */
-	pg_atomic_uint32 fence_wanted;	/* a caller asked for a new fence */
-	char		pad2[PG_CACHE_LINE_SIZE - 2 * sizeof(pg_atomic_uint64) -
-					 sizeof(pg_atomic_uint32)];
-
-	LWLock	   *fence_lock;		/* serialises fence writers */
-	ConditionVariable fence_cv; /* broadcast when the fence moves */
-	slock_t		mutex;			/* protects worker_latch */
-	Latch	   *worker_latch;	/* the fence worker's, or NULL */
-	pg_atomic_uint64 fence_advances;
-
-	int			nslots;
-	IdgenBackendSlot slots[FLEXIBLE_ARRAY_MEMBER];
-} IdgenShared;
-
-extern IDGEN_HOT_GLOBAL IdgenShared *idgen_shared;
-
-/* Settings the generator reads. */
-extern IDGEN_HOT_GLOBAL int idgen_max_lead;
-extern IDGEN_HOT_GLOBAL int idgen_max_wait;
-
+/* Shared memory, from idgen.c's hooks. */
 extern Size idgen_shmem_size(void);
-extern void idgen_shmem_init(int64 fence_ms);
+extern bool idgen_shmem_attach(void);
+extern void idgen_shmem_init(int64 start_ms);
 
+/* Minting. */
 extern int64 idgen_mint(int32 shard);
+
+/* For the fence (fence.c). */
+extern bool idgen_generator_attached(void);
+extern int64 idgen_generator_ms(void);
+extern void idgen_raise_generator(int64 ms);
+extern int64 idgen_fence_ms(void);
+extern int64 idgen_fence_wake_at_ms(void);
+extern bool idgen_fence_requested(void);
+extern void idgen_fence_request_done(void);
+extern void idgen_fence_lock(void);
+extern void idgen_fence_unlock(void);
 extern void idgen_publish_fence(int64 fence_ms, int64 wake_at_ms);
-extern void idgen_raise_state(int64 ms);
-extern void idgen_wake_worker(void);
+extern void idgen_count_fence_advance(void);
+extern void idgen_set_fence_worker_latch(Latch *latch);
+
+/* For the statistics (stats.c). */
+extern void idgen_read_node_figures(IdgenNodeFigures *figures);
+extern int	idgen_process_slots(void);
+extern bool idgen_read_process_figures(int slotno, IdgenProcessFigures *figures);
 
 #endif							/* IDGEN_GENERATOR_H */

@@ -36,10 +36,7 @@ typedef struct IdgenLayout
 extern IDGEN_HOT_GLOBAL IdgenLayout idgen_layout;
 extern bool idgen_layout_ready;
 
-/* Boot values, also quoted by the README. */
-#define IDGEN_DEFAULT_EPOCH			"2026-01-01 00:00:00+00"
-#define IDGEN_DEFAULT_SHARD_BITS	12
-#define IDGEN_DEFAULT_SEQUENCE_BITS	10
+/* A layout needs at least this many bits of milliseconds (about 24 days). */
 #define IDGEN_MIN_TIME_BITS			31
 
 extern bool idgen_parse_epoch(const char *str, TimestampTz *result,

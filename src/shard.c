@@ -26,6 +26,7 @@
 
 #include "idgen_compat.h"
 #include "layout.h"
+#include "settings.h"
 #include "shard.h"
 
 typedef struct ShardRange
@@ -40,8 +41,6 @@ typedef struct ShardSet
 	ShardRange	ranges[FLEXIBLE_ARRAY_MEMBER];
 } ShardSet;
 
-int			idgen_shard_id = 0;
-char	   *idgen_shard_ids = NULL;
 
 static ShardSet *owned_extra = NULL;
 

@@ -15,8 +15,6 @@
 
 #include "utils/guc.h"
 
-extern int	idgen_shard_id;
-extern char *idgen_shard_ids;
 
 extern bool idgen_shard_id_check_hook(int *newval, void **extra,
 									  GucSource source);

@@ -43,7 +43,7 @@ static void
 check_shmem(void)
 {
 	idgen_check_preloaded();
-	if (idgen_shared == NULL)
+	if (!idgen_generator_attached())
 		elog(ERROR, "idgen shared memory is not initialized");
 }
 
@@ -66,57 +66,30 @@ fill_counters(Datum *values, const uint64 *c)
 Datum
 idgen_stats(PG_FUNCTION_ARGS)
 {
-	IdgenShared *sh;
 	TupleDesc	tupdesc;
 	Datum		values[IDGEN_STATS_COLS];
 	bool		nulls[IDGEN_STATS_COLS] = {0};
-	uint64		totals[IDGEN_NUM_COUNTERS] = {0};
-	uint64		last_id = 0;
-	uint64		last_key = 0;
+	IdgenNodeFigures f;
 	int64		now;
-	int64		state_ms;
-	int64		fence;
-	int			low_bits;
-	uint64		seq_mask;
 	int			i;
 
 	check_shmem();
-	sh = idgen_shared;
-	low_bits = idgen_layout.shard_bits + idgen_layout.sequence_bits;
-	seq_mask = (UINT64CONST(1) << idgen_layout.sequence_bits) - 1;
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	for (int s = 0; s < sh->nslots; s++)
-	{
-		uint64		id;
-		uint64		key;
-
-		for (int c = 0; c < IDGEN_NUM_COUNTERS; c++)
-			totals[c] += pg_atomic_read_u64(&sh->slots[s].counters[c]);
-		id = pg_atomic_read_u64(&sh->slots[s].last_id);
-		/* the latest mint has the largest (ms, sequence), whatever its shard */
-		key = ((id >> low_bits) << idgen_layout.sequence_bits) | (id & seq_mask);
-		if (id > 0 && key >= last_key)
-		{
-			last_key = key;
-			last_id = id;
-		}
-	}
+	idgen_read_node_figures(&f);
 	now = idgen_wall_ms();
-	state_ms = (int64) (pg_atomic_read_u64(&sh->state) >> idgen_layout.sequence_bits);
-	fence = (int64) pg_atomic_read_u64(&sh->fence);
 
-	i = fill_counters(values, totals);
-	values[i++] = Int64GetDatum(Max(state_ms - now, 0));
-	if (last_id > 0)
-		values[i++] = Int64GetDatum((int64) last_id);
+	i = fill_counters(values, f.counters);
+	values[i++] = Int64GetDatum(Max(f.generator_ms - now, 0));
+	if (f.last_id > 0)
+		values[i++] = Int64GetDatum(f.last_id);
 	else
 		nulls[i++] = true;
-	values[i++] = TimestampTzGetDatum(idgen_ms_to_timestamptz(fence));
-	values[i++] = Int64GetDatum(fence - now);
-	values[i++] = Int64GetDatum(pg_atomic_read_u64(&sh->fence_advances));
-	values[i++] = Int64GetDatum(totals[IDGEN_FENCE_WAITS]);
+	values[i++] = TimestampTzGetDatum(idgen_ms_to_timestamptz(f.fence_ms));
+	values[i++] = Int64GetDatum(f.fence_ms - now);
+	values[i++] = Int64GetDatum((int64) f.fence_advances);
+	values[i++] = Int64GetDatum((int64) f.counters[IDGEN_FENCE_WAITS]);
 	Assert(i == IDGEN_STATS_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -126,36 +99,29 @@ Datum
 idgen_stats_backends(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	IdgenShared *sh;
 	bool		read_all;
+	int			nslots;
 
 	check_shmem();
-	sh = idgen_shared;
 	InitMaterializedSRF(fcinfo, 0);
 	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	nslots = idgen_process_slots();
 
-	for (int s = 0; s < sh->nslots; s++)
+	for (int s = 0; s < nslots; s++)
 	{
-		IdgenBackendSlot *slot = &sh->slots[s];
+		IdgenProcessFigures f;
 		Datum		values[IDGEN_STATS_BACKENDS_COLS];
 		bool		nulls[IDGEN_STATS_BACKENDS_COLS] = {0};
-		uint64		counters[IDGEN_NUM_COUNTERS];
-		int			pid = slot->pid;
 		int			i = 0;
 
-		if (pid == 0)
-			continue;
-		pg_read_barrier();
-		for (int c = 0; c < IDGEN_NUM_COUNTERS; c++)
-			counters[c] = pg_atomic_read_u64(&slot->counters[c]) - slot->base[c];
-		if (counters[IDGEN_MINTED] == 0)
+		if (!idgen_read_process_figures(s, &f) || f.counters[IDGEN_MINTED] == 0)
 			continue;
 
-		values[i++] = Int32GetDatum(pid);
-		if (read_all || has_privs_of_role(GetUserId(), slot->userid))
+		values[i++] = Int32GetDatum(f.pid);
+		if (read_all || has_privs_of_role(GetUserId(), f.userid))
 		{
-			i += fill_counters(&values[i], counters);
-			values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->last_id));
+			i += fill_counters(&values[i], f.counters);
+			values[i++] = Int64GetDatum(f.last_id);
 		}
 		else
 		{

@@ -1,0 +1,50 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.h
+ *		Every idgen.* setting: its variable, its default and its bounds are
+ *		defined once, in settings.c.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/settings.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_SETTINGS_H
+#define IDGEN_SETTINGS_H
+
+#include "datatype/timestamp.h"
+
+#include "idgen_compat.h"
+
+/* Defaults the README quotes. */
+#define IDGEN_DEFAULT_EPOCH			"2026-01-01 00:00:00+00"
+#define IDGEN_DEFAULT_SHARD_BITS	12
+#define IDGEN_DEFAULT_SEQUENCE_BITS	10
+#define IDGEN_DEFAULT_MAX_LEAD_MS	1000
+#define IDGEN_DEFAULT_MAX_WAIT_MS	10000
+#define IDGEN_DEFAULT_FENCE_HORIZON_MS	1000
+
+/* The layout: fixed at server start (PGC_POSTMASTER). */
+extern TimestampTz idgen_epoch_setting;	/* idgen.epoch, parsed */
+extern int	idgen_shard_bits_setting;
+extern int	idgen_sequence_bits_setting;
+extern bool idgen_allow_layout_change;
+extern bool idgen_allow_foreign_state;
+
+/* The shards this node owns (PGC_SIGHUP); parsed by shard.c's hooks. */
+extern int	idgen_shard_id;
+extern char *idgen_shard_ids;
+
+/* The generator's bounds, read on every mint. */
+extern IDGEN_HOT_GLOBAL int idgen_max_lead;
+extern IDGEN_HOT_GLOBAL int idgen_max_wait;
+
+/* The fence worker. */
+extern int	idgen_fence_horizon;
+
+extern void idgen_settings_define(void);
+extern void idgen_settings_recheck(void);
+
+#endif							/* IDGEN_SETTINGS_H */
