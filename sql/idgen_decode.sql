@@ -17,21 +17,6 @@ SHOW idgen.epoch;
 SHOW idgen.shard_bits;
 SHOW idgen.sequence_bits;
 
--- the labels the SQL script gives: decoders are IMMUTABLE STRICT PARALLEL
--- SAFE, minting and stats are VOLATILE PARALLEL SAFE (idgen_mint runs them
--- in parallel workers to back that claim)
-SELECT p.oid::regprocedure AS function,
-       p.provolatile AS volatility,
-       p.proisstrict AS strict,
-       p.proparallel AS parallel,
-       p.prorettype::regtype AS returns
-  FROM pg_proc p
-  JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
- WHERE d.refclassid = 'pg_extension'::regclass
-   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen')
-   AND d.deptype = 'e'
- ORDER BY p.oid::regprocedure::text;
-
 -- ID 0 is the epoch, shard 0, sequence 0
 SELECT id_to_timestamp(0), id_to_shard(0), id_to_sequence(0);
 SELECT * FROM idgen_decode(0);
