@@ -20,8 +20,8 @@ CREATE FUNCTION idgen_layout_dependents(
 RETURNS SETOF record
 LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-WITH decoders AS (
-	SELECT d.objid AS oid
+WITH functions AS (			-- idgen's own, wherever the extension lives
+	SELECT p.oid, p.proname
 	  FROM pg_catalog.pg_depend AS d
 	  JOIN pg_catalog.pg_extension AS e
 	    ON e.oid = d.refobjid AND e.extname = 'idgen'
@@ -29,19 +29,14 @@ WITH decoders AS (
 	 WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
 	   AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
 	   AND d.deptype = 'e'
-	   AND p.proname IN ('id_to_timestamp', 'min_id_at', 'id_to_shard',
-						 'id_to_sequence', 'idgen_decode')
+),
+decoders AS (
+	SELECT oid FROM functions
+	 WHERE proname IN ('id_to_timestamp', 'min_id_at', 'id_to_shard',
+					   'id_to_sequence', 'idgen_decode')
 ),
 minters AS (
-	SELECT d.objid AS oid
-	  FROM pg_catalog.pg_depend AS d
-	  JOIN pg_catalog.pg_extension AS e
-	    ON e.oid = d.refobjid AND e.extname = 'idgen'
-	  JOIN pg_catalog.pg_proc AS p ON p.oid = d.objid
-	 WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-	   AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-	   AND d.deptype = 'e'
-	   AND p.proname = 'idgen_next'
+	SELECT oid FROM functions WHERE proname = 'idgen_next'
 ),
 uses AS (
 	SELECT DISTINCT d.classid, d.objid
