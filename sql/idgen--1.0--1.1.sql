@@ -109,3 +109,38 @@ $$;
 
 COMMENT ON FUNCTION idgen_layout_dependents() IS
 'objects of this database whose stored values or definitions use the ID layout';
+
+-- IDs as text: 13 characters of Crockford's base32, fixed width, so that
+-- the text sorts like the number (in the "C" collation) and survives JSON;
+-- optionally after a type prefix, 'evt_...'.
+CREATE FUNCTION idgen_to_text(id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'idgen_to_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_to_text(bigint) IS
+'an ID as 13 characters of Crockford''s base32, sorting like the number';
+
+CREATE FUNCTION idgen_to_text(id bigint, prefix text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'idgen_to_text_prefixed'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_to_text(bigint, text) IS
+'an ID as prefix_ and 13 characters of Crockford''s base32';
+
+CREATE FUNCTION idgen_from_text(text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_text(text) IS
+'the ID written by idgen_to_text(id)';
+
+CREATE FUNCTION idgen_from_text(text, prefix text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_text_prefixed'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_text(text, text) IS
+'the ID written by idgen_to_text(id, prefix), refusing another prefix';

@@ -13,6 +13,7 @@
  *	fence.c		the durable fence: state file, WAL, background worker
  *	stats.c		idgen_stats and idgen_stats_backends
  *	settings.c	every idgen.* setting, defined once
+ *	text_form.c	IDs as sortable base32 text
  *	wait_event.c	the wait events idgen's sleeps show in pg_stat_activity
  *
  * The library must be loaded through shared_preload_libraries: the layout

@@ -1,0 +1,213 @@
+/*-------------------------------------------------------------------------
+ *
+ * text_form.c
+ *		IDs as short, sortable text: idgen_to_text and idgen_from_text.
+ *
+ * An ID is written as 13 characters of Crockford's base32 (digits and
+ * lower-case letters without i, l, o and u), most significant first and
+ * zero-padded, so that the text sorts like the number in the "C" collation
+ * and survives JSON, where a number above 2^53 loses digits.  An optional
+ * type prefix, as Stripe's and TypeID's IDs have, goes before it with an
+ * underscore: 'evt_' || the 13 characters.
+ *
+ * Reading accepts upper and lower case and Crockford's aliases (i and l for
+ * 1, o for 0) and refuses anything else with SQLSTATE 22P02, as PostgreSQL
+ * refuses a malformed number.  Neither direction needs the layout: these
+ * functions work without the preload.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/text_form.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(idgen_to_text);
+PG_FUNCTION_INFO_V1(idgen_to_text_prefixed);
+PG_FUNCTION_INFO_V1(idgen_from_text);
+PG_FUNCTION_INFO_V1(idgen_from_text_prefixed);
+
+#define TEXT_FORM_LEN	13		/* 65 bits, for 63 */
+#define MAX_PREFIX_LEN	63
+
+static const char encode_symbols[] = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/* The value of a symbol, or -1; aliases included, either case. */
+static int
+decode_symbol(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'Z')
+		c = c - 'A' + 'a';
+	switch (c)
+	{
+		case 'o':
+			return 0;
+		case 'i':
+		case 'l':
+			return 1;
+		case 'u':
+			return -1;
+	}
+	for (int v = 10; v < 32; v++)
+		if (encode_symbols[v] == c)
+			return v;
+	return -1;
+}
+
+/* A prefix is 1 to 63 lower-case letters and underscores, letters at both ends. */
+static void
+check_prefix(const char *prefix, int len)
+{
+	bool		ok = len >= 1 && len <= MAX_PREFIX_LEN &&
+		prefix[0] != '_' && prefix[len - 1] != '_';
+
+	for (int i = 0; ok && i < len; i++)
+		ok = (prefix[i] >= 'a' && prefix[i] <= 'z') || prefix[i] == '_';
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid ID prefix \"%.*s\"", len, prefix),
+				 errdetail("A prefix is 1 to %d lower-case letters and underscores, beginning and ending with a letter.",
+						   MAX_PREFIX_LEN)));
+}
+
+static void
+check_id(int64 id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("ID " INT64_FORMAT " is negative", id),
+				 errhint("IDs minted by idgen are never negative; check where this value came from.")));
+}
+
+static void
+encode(int64 id, char *out)
+{
+	uint64		v = (uint64) id;
+
+	for (int i = TEXT_FORM_LEN - 1; i >= 0; i--)
+	{
+		out[i] = encode_symbols[v & 31];
+		v >>= 5;
+	}
+}
+
+static pg_noinline void
+invalid_text(const char *text, int len, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid input syntax for an ID: \"%.*s\"", len, text),
+			 errdetail_internal("%s", detail)));
+}
+
+/* Read the 13 characters at body; the whole text is quoted in errors. */
+static int64
+decode(const char *text, int len, const char *body, int body_len)
+{
+	uint64		v = 0;
+
+	if (body_len != TEXT_FORM_LEN)
+		invalid_text(text, len,
+					 psprintf("An ID is written in %d characters of base32, not %d.",
+							  TEXT_FORM_LEN, body_len));
+	for (int i = 0; i < TEXT_FORM_LEN; i++)
+	{
+		int			d = decode_symbol((unsigned char) body[i]);
+
+		if (d < 0)
+			invalid_text(text, len,
+						 psprintf("\"%c\" is not a base32 digit (0-9 and a-z but i, l, o and u; i and l read as 1, o as 0).",
+								  body[i]));
+		v = (v << 5) | (uint64) d;
+	}
+	/* 13 digits hold 65 bits; an ID has 63, so the first digit is 0 to 7 */
+	if (decode_symbol((unsigned char) body[0]) > 7)
+		invalid_text(text, len, "The value is past the largest ID.");
+	return (int64) v;
+}
+
+Datum
+idgen_to_text(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	char		out[TEXT_FORM_LEN];
+
+	check_id(id);
+	encode(id, out);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out, TEXT_FORM_LEN));
+}
+
+Datum
+idgen_to_text_prefixed(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	text	   *prefix = PG_GETARG_TEXT_PP(1);
+	int			plen = VARSIZE_ANY_EXHDR(prefix);
+	char	   *out;
+
+	check_id(id);
+	check_prefix(VARDATA_ANY(prefix), plen);
+	out = palloc(plen + 1 + TEXT_FORM_LEN);
+	memcpy(out, VARDATA_ANY(prefix), plen);
+	out[plen] = '_';
+	encode(id, out + plen + 1);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out, plen + 1 + TEXT_FORM_LEN));
+}
+
+Datum
+idgen_from_text(PG_FUNCTION_ARGS)
+{
+	text	   *t = PG_GETARG_TEXT_PP(0);
+	const char *s = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+
+	if (memchr(s, '_', len) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for an ID: \"%.*s\"", len, s),
+				 errdetail("The text has a type prefix."),
+				 errhint("Read it with idgen_from_text(text, prefix), which checks the prefix.")));
+	PG_RETURN_INT64(decode(s, len, s, len));
+}
+
+Datum
+idgen_from_text_prefixed(PG_FUNCTION_ARGS)
+{
+	text	   *t = PG_GETARG_TEXT_PP(0);
+	text	   *prefix = PG_GETARG_TEXT_PP(1);
+	const char *s = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	const char *p = VARDATA_ANY(prefix);
+	int			plen = VARSIZE_ANY_EXHDR(prefix);
+	const char *sep;
+
+	check_prefix(p, plen);
+	sep = len > TEXT_FORM_LEN ? s + len - TEXT_FORM_LEN - 1 : NULL;
+	if (sep == NULL || *sep != '_' || sep - s != plen ||
+		memcmp(s, p, plen) != 0)
+	{
+		const char *found = NULL;
+
+		for (int i = len - 1; i >= 0 && found == NULL; i--)
+			if (s[i] == '_')
+				found = s + i;
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for an ID: \"%.*s\"", len, s),
+				 found != NULL ?
+				 errdetail("The prefix is \"%.*s\", not \"%.*s\".",
+						   (int) (found - s), s, plen, p) :
+				 errdetail("The text has no prefix; \"%.*s\" was expected.",
+						   plen, p)));
+	}
+	PG_RETURN_INT64(decode(s, len, sep + 1, TEXT_FORM_LEN));
+}
