@@ -362,6 +362,18 @@ class Report:
             self.target(name, fig, r, lambda x, lim=limit: x <= lim, text,
                         [i[k] / o[k] for k in i if k in o and o[k]])
 
+        # blocks: idgen_next_n(1000) per ID against idgen_next() per call
+        blk = above('idgen_n') if i else {}
+        name, text = 'bulk: idgen_next_n(1000) ≤ 1/5 of idgen_next() per ID', '<= 0.2'
+        if not i or not blk:
+            self.target(name, None, None, None, text)
+        else:
+            a, b = Stat(list(blk.values())).median, Stat(list(i.values())).median
+            self.target(name, 'idgen_next_n %.1f ns vs idgen_next() %.1f ns per ID above floor: 1/%.1f'
+                        % (a, b, b / a if a > 0 else float('inf')),
+                        a / b, lambda x: x <= 0.2, text,
+                        [blk[k] / i[k] for k in blk if k in i and i[k]])
+
         def compare(test, other, metric, clients, name, limit, text, higher_is_better=True):
             a = self.stat(test, 'idgen', metric, clients)
             b = self.stat(test, other, metric, clients)

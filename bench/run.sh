@@ -172,6 +172,7 @@ declare -A gen_label=(
 	[insta]='Instagram next_id() in PL/pgSQL'
 	[clock]='clock_timestamp() (floor)'
 	[floor]='bare count(*) (floor)'
+	[idgen_n]='idgen_next_n(1000), per ID'
 )
 declare -A gen_expr=(
 	[idgen]='idgen_next()'
@@ -186,15 +187,18 @@ declare -A gen_type=(
 	[idgen]=bigint [seq1]=bigint [seq100]=bigint [insta]=bigint
 	[uuid4]=uuid [uuid7]=uuid [clock]=timestamptz
 )
+# measured in bulk only: blocks of IDs, not one expression per row
+bulk_only_keys=(idgen_n)
 if [ "$with_idgen" = 0 ]; then
 	gen_keys=("${gen_keys[@]:1}")
+	bulk_only_keys=()
 fi
 has_gen() { local g; for g in "${gen_keys[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
 only_known() { local g; for g in "$@"; do has_gen "$g" && printf '%s ' "$g"; done; }
 
 {
 	echo 'key,label,expr,type'
-	for g in "${gen_keys[@]}" floor; do
+	for g in "${gen_keys[@]}" "${bulk_only_keys[@]}" floor; do
 		printf '%s,"%s","%s",%s\n' "$g" "${gen_label[$g]}" "$(printf '%s' "${gen_expr[$g]:-count(*)}" | sed 's/"/""/g')" "${gen_type[$g]:-}"
 	done
 } >"$out/generators.csv"
@@ -216,7 +220,7 @@ timed() {	# timed SQL -> seconds
 
 # Before each idgen run: let the generator's lead over the wall clock drain.
 drain() {
-	[ "$1" = idgen ] || return 0
+	case $1 in idgen|idgen_n) ;; *) return 0 ;; esac
 	psql -c 'SELECT bench_idgen_drain(0, 10)' >/dev/null
 }
 
@@ -295,20 +299,23 @@ fi
 bulk_sql() {
 	if [ "$1" = floor ]; then
 		echo "SELECT count(*) FROM generate_series(1, $2)"
+	elif [ "$1" = idgen_n ]; then
+		# N IDs in blocks of 1000 (k in the argument: one call per block)
+		echo "SELECT count(*) FROM generate_series(1, $2 / 1000) AS k, LATERAL idgen_next_n(1000 + 0 * k)"
 	else
 		echo "SELECT count(${gen_expr[$1]}) FROM generate_series(1, $2)"
 	fi
 }
 
 log "bulk: warm-up"
-for g in floor "${gen_keys[@]}"; do
+for g in floor "${gen_keys[@]}" "${bulk_only_keys[@]}"; do
 	drain "$g"
 	psql -c "$(bulk_sql "$g" $((BENCH_BULK_N / 10)))" >/dev/null
 done
 stats_snapshot bulk before
 for ((r = 1; r <= BENCH_BULK_REPS; r++)); do
 	log "bulk: repetition $r of $BENCH_BULK_REPS, N = $BENCH_BULK_N"
-	for g in $(rotate "$r" floor "${gen_keys[@]}"); do
+	for g in $(rotate "$r" floor "${gen_keys[@]}" "${bulk_only_keys[@]}"); do
 		drain "$g"
 		sample bulk "$g" 1 "$r" seconds "$(timed "$(bulk_sql "$g" "$BENCH_BULK_N")")"
 	done

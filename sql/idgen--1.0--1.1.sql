@@ -144,3 +144,21 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_from_text(text, text) IS
 'the ID written by idgen_to_text(id, prefix), refusing another prefix';
+
+-- A block of IDs in one call, reserved with one compare-and-swap, in
+-- increasing order: for ORMs and importers that allocate IDs ahead.
+CREATE FUNCTION idgen_next_n(n integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'idgen_next_n'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_next_n(integer) IS
+'mint n IDs for idgen.shard_id as one block, in increasing order';
+
+CREATE FUNCTION idgen_next_n(n integer, shard integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'idgen_next_n_shard'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_next_n(integer, integer) IS
+'mint n IDs for a shard this node owns as one block, in increasing order';

@@ -525,7 +525,8 @@ idgen_identify(uint8 info)
 /* ---- the background worker ---- */
 
 /*
- * Move the fence to max(now, generator) + horizon, durably, then publish it.
+ * Move the fence to max(now, generator, what waiting callers need) +
+ * horizon, durably, then publish it.
  * Only the worker calls this, so that an interrupted wait for synchronous
  * standbys can never publish a fence they have not received.
  */
@@ -533,7 +534,8 @@ static void
 fence_advance(void)
 {
 	int64		now = idgen_wall_ms();
-	int64		target = Min(Max(now, idgen_generator_ms()) + idgen_fence_horizon,
+	int64		target = Min(Max(Max(now, idgen_generator_ms()),
+								 idgen_fence_request_ms()) + idgen_fence_horizon,
 							 idgen_max_ms());
 	IdgenFenceRecord rec;
 	XLogRecPtr	lsn;

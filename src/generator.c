@@ -88,6 +88,9 @@ IdgenBackendSlot;
  *   wake the worker next.
  * - fence_wanted: set by minters, cleared by the worker; a lost update only
  *   delays a wake-up by the worker's own timeout.
+ * - fence_request: raised (compare-and-swap to the maximum) by callers that
+ *   wait for the fence, so that the worker moves it past what they need,
+ *   even past a block of IDs longer than the horizon.
  * - worker_latch: under mutex.
  */
 typedef struct IdgenShared
@@ -103,6 +106,7 @@ typedef struct IdgenShared
 	char		pad2[PG_CACHE_LINE_SIZE - 2 * sizeof(pg_atomic_uint64) -
 					 sizeof(pg_atomic_uint32)];
 
+	pg_atomic_uint64 fence_request; /* the highest ms a waiting caller needs */
 	LWLock	   *fence_lock;		/* serialises fence writers */
 	ConditionVariable fence_cv; /* broadcast when the fence moves */
 	slock_t		mutex;			/* protects worker_latch */
@@ -187,6 +191,7 @@ idgen_shmem_init(int64 fence_ms)
 	pg_atomic_init_u64(&sh->fence, (uint64) fence_ms);
 	pg_atomic_init_u64(&sh->fence_wake_at, (uint64) fence_ms);
 	pg_atomic_init_u32(&sh->fence_wanted, 0);
+	pg_atomic_init_u64(&sh->fence_request, 0);
 	sh->fence_lock = &(GetNamedLWLockTranche("idgen"))->lock;
 	ConditionVariableInit(&sh->fence_cv);
 	SpinLockInit(&sh->mutex);
@@ -298,6 +303,13 @@ int64
 idgen_fence_wake_at_ms(void)
 {
 	return (int64) pg_atomic_read_u64(&idgen_shared->fence_wake_at);
+}
+
+/* The highest millisecond a caller waiting for the fence needs. */
+int64
+idgen_fence_request_ms(void)
+{
+	return (int64) pg_atomic_read_u64(&idgen_shared->fence_request);
 }
 
 bool
@@ -472,7 +484,12 @@ wait_for_fence(int64 ms, int64 *waited_us)
 {
 	instr_time	start;
 	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_FENCE);
+	uint64		request = pg_atomic_read_u64(&idgen_shared->fence_request);
 
+	while (request < (uint64) ms &&
+		   !pg_atomic_compare_exchange_u64(&idgen_shared->fence_request,
+										   &request, (uint64) ms))
+		;
 	INSTR_TIME_SET_CURRENT(start);
 	ConditionVariablePrepareToSleep(&idgen_shared->fence_cv);
 	while (pg_atomic_read_u64(&idgen_shared->fence) <= (uint64) ms)
@@ -579,4 +596,92 @@ minted:
 		wake_worker();
 
 	return id;
+}
+
+/*
+ * Reserve a block of n consecutive state words with one compare-and-swap:
+ * the IDs of idgen_block_id(first, 0 .. n-1) are increasing and disjoint
+ * from every ID minted before or concurrently, under the same bounds as a
+ * single mint (max_lead, the fence, max_wait).  The caller checked n
+ * against idgen_block_limit().
+ */
+uint64
+idgen_mint_block(int32 shard, int64 n)
+{
+	IdgenShared *sh = idgen_shared;
+	int			seq_bits = idgen_layout.sequence_bits;
+	int64		waited_us = 0;
+	uint64		first;
+	int64		last_ms;
+	int64		now;
+
+	Assert(n >= 1);
+	if (unlikely(my_slot == NULL))
+		prepare_to_mint();
+
+	for (;;)
+	{
+		uint64		old = pg_atomic_read_u64(&sh->state);
+		uint64		fence = pg_atomic_read_u64(&sh->fence);
+		uint64		floor;
+
+		now = idgen_wall_ms();
+		if (now < my_last_wall_ms)
+			slot_add(my_slot, IDGEN_CLOCK_STEPS_BACK, 1);
+		my_last_wall_ms = now;
+		floor = now > 0 ? state_word(now, 0, seq_bits) : 0;
+
+		for (;;)
+		{
+			first = Max(old + 1, floor);
+			last_ms = state_ms(first + (uint64) (n - 1), seq_bits);
+			if ((uint64) last_ms >= fence || last_ms - now > idgen_max_lead)
+				break;
+			if (pg_atomic_compare_exchange_u64(&sh->state, &old,
+											   first + (uint64) (n - 1)))
+				goto reserved;
+		}
+
+		if (last_ms >= idgen_max_ms())
+			layout_exhausted();
+		if ((uint64) last_ms >= fence)
+			wait_for_fence(last_ms, &waited_us);
+		else
+			wait_for_wall_clock(last_ms, now, &waited_us);
+	}
+
+reserved:
+	slot_add(my_slot, IDGEN_MINTED, (uint64) n);
+	pg_atomic_write_u64(&my_slot->last_id,
+						(uint64) idgen_block_id(first, n - 1, shard));
+	if (last_ms > now)
+		slot_add(my_slot, IDGEN_CLOCK_BEHIND, 1);
+	if ((uint64) last_ms >= pg_atomic_read_u64(&sh->fence_wake_at) &&
+		pg_atomic_read_u32(&sh->fence_wanted) == 0)
+		wake_worker();
+	return first;
+}
+
+/* The i-th ID of a block that begins at the state word first. */
+int64
+idgen_block_id(uint64 first, int64 i, int32 shard)
+{
+	int			seq_bits = idgen_layout.sequence_bits;
+	uint64		state = first + (uint64) i;
+
+	return idgen_encode(state_ms(state, seq_bits), shard,
+						(int64) (state & ((UINT64CONST(1) << seq_bits) - 1)));
+}
+
+/*
+ * The largest block a caller may ask for: at most IDGEN_MAX_BLOCK, and no
+ * more than fits in idgen.max_lead from now (a block never waits for
+ * itself).
+ */
+int64
+idgen_block_limit(void)
+{
+	int64		fits = ((int64) idgen_max_lead + 1) << idgen_layout.sequence_bits;
+
+	return Min(fits, IDGEN_MAX_BLOCK);
 }

@@ -59,8 +59,13 @@ extern Size idgen_shmem_size(void);
 extern bool idgen_shmem_attach(void);
 extern void idgen_shmem_init(int64 start_ms);
 
-/* Minting. */
+/* Minting, one ID or a block of them. */
+#define IDGEN_MAX_BLOCK		1000000
+
 extern int64 idgen_mint(int32 shard);
+extern uint64 idgen_mint_block(int32 shard, int64 n);
+extern int64 idgen_block_id(uint64 first, int64 i, int32 shard);
+extern int64 idgen_block_limit(void);
 
 /* For the fence (fence.c). */
 extern bool idgen_generator_attached(void);
@@ -68,6 +73,7 @@ extern int64 idgen_generator_ms(void);
 extern void idgen_raise_generator(int64 ms);
 extern int64 idgen_fence_ms(void);
 extern int64 idgen_fence_wake_at_ms(void);
+extern int64 idgen_fence_request_ms(void);
 extern bool idgen_fence_requested(void);
 extern void idgen_fence_request_done(void);
 extern void idgen_fence_lock(void);

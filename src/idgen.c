@@ -53,6 +53,8 @@ void		_PG_init(void);
 
 PG_FUNCTION_INFO_V1(idgen_next);
 PG_FUNCTION_INFO_V1(idgen_next_shard);
+PG_FUNCTION_INFO_V1(idgen_next_n);
+PG_FUNCTION_INFO_V1(idgen_next_n_shard);
 PG_FUNCTION_INFO_V1(id_to_timestamp);
 PG_FUNCTION_INFO_V1(min_id_at);
 PG_FUNCTION_INFO_V1(id_to_shard);
@@ -138,6 +140,74 @@ idgen_next_shard(PG_FUNCTION_ARGS)
 	idgen_check_preloaded();
 	idgen_shard_check_owned(shard);
 	PG_RETURN_INT64(idgen_mint(shard));
+}
+
+/* A block, reserved at the first call, handed out one row a call. */
+typedef struct IdgenBlock
+{
+	uint64		first;			/* its first state word */
+	int32		shard;
+} IdgenBlock;
+
+static Datum
+next_n(FunctionCallInfo fcinfo, int32 shard)
+{
+	FuncCallContext *funcctx;
+	IdgenBlock *block;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		n = PG_GETARG_INT32(0);
+		int64		limit;
+		MemoryContext oldcontext;
+
+		idgen_check_preloaded();
+		limit = idgen_block_limit();
+		if (n < 1 || n > limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot reserve %d IDs in one block", n),
+					 errdetail("A block holds 1 to " INT64_FORMAT " IDs: at most %d, and no more than the sequence holds in \"%s\" (%d ms) plus one millisecond.",
+							   limit, IDGEN_MAX_BLOCK, "idgen.max_lead",
+							   idgen_max_lead),
+					 errhint("Ask for several smaller blocks.")));
+		if (PG_NARGS() > 1)
+			idgen_shard_check_owned(shard);
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		block = palloc(sizeof(IdgenBlock));
+		MemoryContextSwitchTo(oldcontext);
+		block->first = idgen_mint_block(shard, n);
+		block->shard = shard;
+		funcctx->user_fctx = block;
+		funcctx->max_calls = n;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	block = funcctx->user_fctx;
+	if (funcctx->call_cntr < funcctx->max_calls)
+	{
+		/* computed first: SRF_RETURN_NEXT counts the call before its value */
+		Datum		id = Int64GetDatum(idgen_block_id(block->first,
+													  (int64) funcctx->call_cntr,
+													  block->shard));
+
+		SRF_RETURN_NEXT(funcctx, id);
+	}
+	SRF_RETURN_DONE(funcctx);
+}
+
+Datum
+idgen_next_n(PG_FUNCTION_ARGS)
+{
+	return next_n(fcinfo, idgen_shard_id);
+}
+
+Datum
+idgen_next_n_shard(PG_FUNCTION_ARGS)
+{
+	return next_n(fcinfo, PG_GETARG_INT32(1));
 }
 
 static TimestampTz

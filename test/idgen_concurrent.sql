@@ -2,9 +2,10 @@
 -- pgTAP: several sessions minting into one primary key at once
 --
 -- pgTAP runs in one session, so four more come from dblink: each inserts
--- 100000 rows whose id is DEFAULT idgen_next() into one table, all at the
--- same time.  Their rows commit on their own, so the table is a real one,
--- created before the test transaction and dropped after it.
+-- 100000 rows into one table, all at the same time; two take each id from
+-- DEFAULT idgen_next(), two from blocks of 1000 reserved by idgen_next_n.
+-- Their rows commit on their own, so the table is a real one, created
+-- before the test transaction and dropped after it.
 --
 -- Run by pg_prove in a database where "CREATE EXTENSION pgtap" and
 -- "CREATE EXTENSION idgen" were run, on a server with idgen preloaded;
@@ -48,10 +49,18 @@ SELECT ok(bool_and(dblink_connect('idgen_tap_' || c, :'connstr') = 'OK'),
           'four sessions connected')
   FROM generate_series(1, 4) AS c;
 
+-- (idgen_next_n's argument names k, so that each k calls it again)
 SELECT ok(bool_and(dblink_send_query('idgen_tap_' || c,
-                       format('INSERT INTO idgen_tap_concurrent (conn, n) '
-                              'SELECT %s, n FROM generate_series(1, 100000) AS n', c)) = 1),
-          'four sessions started inserting 100000 rows each')
+                       CASE WHEN c <= 2 THEN
+                           format('INSERT INTO idgen_tap_concurrent (conn, n) '
+                                  'SELECT %s, n FROM generate_series(1, 100000) AS n', c)
+                       ELSE
+                           format('INSERT INTO idgen_tap_concurrent (id, conn, n) '
+                                  'SELECT b.id, %s, (k - 1) * 1000 + b.i '
+                                  'FROM generate_series(1, 100) AS k, '
+                                  'LATERAL idgen_next_n(1000 + 0 * k) WITH ORDINALITY AS b(id, i)', c)
+                       END) = 1),
+          'four sessions started inserting 100000 rows each, two of them in blocks')
   FROM generate_series(1, 4) AS c;
 
 -- wait for each, then read the empty result that ends its query

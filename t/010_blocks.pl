@@ -1,0 +1,53 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# idgen_next_n with a block longer than the fence horizon: the caller
+# waiting for the fence tells the worker how far it needs it, so the block
+# is minted instead of failing after idgen.max_wait.  And a restart after a
+# crash that followed a block starts above its last ID.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = idgen_node(
+	'blocks', conf => qq(
+idgen.fence_horizon = '10ms'
+idgen.max_wait = '5s'
+));
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+
+my @before = mint($node, 100);
+
+# 500,000 IDs span 489 ms of the sequence: fifty horizons of 10 ms
+my ($count, $distinct, $min, $max) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT count(*), count(DISTINCT id), min(id), max(id) FROM idgen_next_n(500000) AS id'
+  );
+is($count,    500000, 'a block of 500,000 IDs with a 10 ms fence horizon');
+is($distinct, 500000, 'all of them distinct');
+cmp_ok($min, '>', $before[-1], 'the block follows the IDs minted before it');
+push @all_ids, $min, $max;
+
+is( $node->safe_psql('postgres',
+		"SELECT fence_ahead_ms >= 0 AND fence > id_to_timestamp($max) FROM idgen_stats"
+	),
+	't',
+	'the fence moved past the last ID of the block');
+
+# A crash right after the block: the restart starts above it.
+$node->stop('immediate');
+$node->start;
+my @after = mint($node, 100);
+cmp_ok($after[0], '>', $max, 'after a crash, new IDs follow the block');
+check_ids(\@all_ids, 'blocks and single IDs');
+
+$node->stop;
+done_testing();
