@@ -162,3 +162,16 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_next_n(integer, integer) IS
 'mint n IDs for a shard this node owns as one block, in increasing order';
+
+-- Move the generator and the durable fence above an ID: after pg_upgrade, a
+-- restore into a new cluster, or an import of IDs minted elsewhere for this
+-- node's shards.  Not for everyone: it can push minting far ahead.
+CREATE FUNCTION idgen_advance_past(id bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_advance_past'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE EXECUTE ON FUNCTION idgen_advance_past(bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_advance_past(bigint) IS
+'durably move the generator so that every new ID is above this one';

@@ -685,3 +685,28 @@ idgen_block_limit(void)
 
 	return Min(fits, IDGEN_MAX_BLOCK);
 }
+
+/*
+ * Move the generator durably above id: after pg_upgrade, a restore into a
+ * new cluster or an import of IDs minted elsewhere, so that new IDs are
+ * above them whatever the clock says.  The fence is moved past id's
+ * millisecond first, and made durable, as for any mint (WAL, the state
+ * file, synchronous standbys); then the generator is raised to it.
+ * Returns how far ahead of the wall clock the generator now is, in ms.
+ */
+int64
+idgen_raise_past(int64 id)
+{
+	int			low_bits = idgen_layout.shard_bits + idgen_layout.sequence_bits;
+	int64		target_ms = (id >> low_bits) + 1;
+	int64		waited_us = 0;
+
+	if (unlikely(my_slot == NULL))
+		prepare_to_mint();
+	if (target_ms >= idgen_max_ms())
+		layout_exhausted();
+	if ((uint64) target_ms >= pg_atomic_read_u64(&idgen_shared->fence))
+		wait_for_fence(target_ms, &waited_us);
+	idgen_raise_generator(target_ms);
+	return target_ms - idgen_wall_ms();
+}

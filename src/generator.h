@@ -66,6 +66,7 @@ extern int64 idgen_mint(int32 shard);
 extern uint64 idgen_mint_block(int32 shard, int64 n);
 extern int64 idgen_block_id(uint64 first, int64 i, int32 shard);
 extern int64 idgen_block_limit(void);
+extern int64 idgen_raise_past(int64 id);
 
 /* For the fence (fence.c). */
 extern bool idgen_generator_attached(void);

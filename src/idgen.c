@@ -55,6 +55,7 @@ PG_FUNCTION_INFO_V1(idgen_next);
 PG_FUNCTION_INFO_V1(idgen_next_shard);
 PG_FUNCTION_INFO_V1(idgen_next_n);
 PG_FUNCTION_INFO_V1(idgen_next_n_shard);
+PG_FUNCTION_INFO_V1(idgen_advance_past);
 PG_FUNCTION_INFO_V1(id_to_timestamp);
 PG_FUNCTION_INFO_V1(min_id_at);
 PG_FUNCTION_INFO_V1(id_to_shard);
@@ -208,6 +209,32 @@ Datum
 idgen_next_n_shard(PG_FUNCTION_ARGS)
 {
 	return next_n(fcinfo, PG_GETARG_INT32(1));
+}
+
+Datum
+idgen_advance_past(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	int64		ahead_ms;
+
+	idgen_check_preloaded();
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("ID " INT64_FORMAT " is negative", id),
+				 errhint("IDs minted by idgen are never negative; check where this value came from.")));
+	if (idgen_id_ms(id) + 1 >= idgen_max_ms())
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("no ID can be above " INT64_FORMAT, id),
+				 errdetail("It is in the last millisecond of the ID layout.")));
+	ahead_ms = idgen_raise_past(id);
+	if (ahead_ms > idgen_max_lead)
+		ereport(WARNING,
+				(errmsg("idgen's clock is now " INT64_FORMAT " ms ahead of the wall clock", ahead_ms),
+				 errdetail("ID " INT64_FORMAT " is from a time the wall clock has not reached; minting waits until it is within \"%s\" (%d ms) of it.",
+						   id, "idgen.max_lead", idgen_max_lead)));
+	PG_RETURN_VOID();
 }
 
 static TimestampTz

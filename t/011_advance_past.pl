@@ -1,0 +1,69 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# idgen_advance_past is durable: after it, every new ID is above the ID
+# given, across a crash and a clean restart, whatever the clock says; the
+# way to carry the generator's floor into a new cluster (pg_upgrade, a
+# restore) without copying idgen.state.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+# The old cluster minted IDs up to 20 s past this machine's clock (its
+# clock was ahead); the new cluster must mint above them.
+my $old = idgen_node('old', conf => "idgen.max_lead = '60s'\n");
+my $old_clock = PostgreSQL::Test::Utils::tempdir() . '/old_clock';
+set_clock_offset($old_clock, 20);
+start_with_clock($old, $old_clock);
+$old->safe_psql('postgres', 'CREATE EXTENSION idgen');
+my @old_ids = mint($old, 1000);
+$old->stop;
+my $old_max = $old_ids[-1];
+
+my $new = idgen_node('new', conf => "idgen.max_lead = '60s'\n");
+$new->start;
+$new->safe_psql('postgres', 'CREATE EXTENSION idgen');
+is( $new->safe_psql('postgres', "SELECT idgen_next() < $old_max"),
+	't', "by its clock alone the new cluster would mint below the old one's IDs");
+
+my ($ret, $stdout, $stderr) =
+  $new->psql('postgres', "SELECT idgen_advance_past($old_max)");
+is($ret, 0, 'idgen_advance_past succeeds');
+is($stderr, '', 'no warning: the old IDs are within idgen.max_lead');
+my @after = mint($new, 1000);
+cmp_ok($after[0], '>', $old_max, 'new IDs are above the old cluster\'s');
+
+# durable: a crash, then a clean restart
+$new->stop('immediate');
+$new->start;
+@after = mint($new, 1000);
+cmp_ok($after[0], '>', $old_max, 'after a crash, new IDs are still above them');
+$new->restart;
+@after = mint($new, 1000);
+cmp_ok($after[0], '>', $old_max, 'and after a clean restart');
+check_ids(\@all_ids, 'old and new clusters in mint order');
+
+# An ID beyond idgen.max_lead: a warning that minting will wait.
+$new->append_conf('postgresql.conf', "idgen.max_lead = '1s'\n");
+$new->reload;
+my $far = $new->safe_psql('postgres',
+	"SELECT min_id_at(clock_timestamp() + interval '30 s')");
+($ret, $stdout, $stderr) =
+  $new->psql('postgres', "SELECT idgen_advance_past($far)");
+is($ret, 0, 'idgen_advance_past of an ID 30 s ahead succeeds');
+like($stderr, qr/WARNING:  idgen's clock is now \d+ ms ahead of the wall clock/,
+	'and warns that minting will wait for the clock');
+($ret, $stdout, $stderr) = $new->psql('postgres',
+	"SET idgen.max_wait = '100ms'; SELECT idgen_next() > $far");
+like($stderr, qr/ahead of the wall clock/,
+	'minting then waits for the clock instead of going below it');
+
+$new->stop;
+done_testing();
