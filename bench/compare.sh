@@ -12,11 +12,11 @@
 # SELECT count(f) FROM generate_series(1, N) for f = nothing (the floor),
 # clock_timestamp() and idgen_next(); the order of the revisions alternates
 # from round to round, so drift hits both alike.  It prints, per revision,
-# the median ns per call above the floor and the median ratio of
-# idgen_next() to clock_timestamp().  The library that was installed before
+# the ns per call above the floor (medians) and their ratio, idgen_next()
+# to clock_timestamp().  The library that was installed before
 # is put back at exit.
 #
-# Environment: COMPARE_N (rows per statement, 1000000), PG_CONFIG.
+# Environment: COMPARE_N (rows per statement, 5000000), PG_CONFIG.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,7 +27,7 @@ IDGEN_PROG=compare
 [ $# -ge 2 ] || idgen_die "usage: bash bench/compare.sh BEFORE AFTER [ROUNDS]"
 revs=("$1" "$2")
 rounds=${3:-4}
-n=${COMPARE_N:-1000000}
+n=${COMPARE_N:-5000000}
 idgen_is_root || idgen_die "run as root: it installs each build into $PG_CONFIG's server"
 
 work=$(mktemp -d /tmp/idgen-compare.XXXXXX)
@@ -56,7 +56,8 @@ measure()
 {
 	idgen_psql -qAt <<-EOF
 		SET idgen.max_wait = '60s';
-		CREATE EXTENSION IF NOT EXISTS idgen;
+		-- 1.0's objects: every build since has the C functions they name
+		CREATE EXTENSION IF NOT EXISTS idgen VERSION '1.0';
 		DO \$\$
 		DECLARE
 			t0 timestamptz;
@@ -83,7 +84,7 @@ for ((r = 0; r < rounds; r++)); do
 		cp "$work/build$i/idgen.so" "$pkglib/idgen.so"
 		# a long max_lead: a statement never waits for the clock
 		idgen_cluster_start "" "idgen.max_lead = '60s'" >/dev/null
-		measure 2>&1 | sed -n "s/^NOTICE:  \([a-z]*\) \([0-9.]*\)$/$i \1 \2/p" >>"$work/samples"
+		measure 2>&1 | tee -a "$work/psql.log" | sed -n "s/^NOTICE:  \([a-z]*\) \([0-9.]*\)$/$i \1 \2/p" >>"$work/samples"
 		idgen_cluster_stop
 	done
 done
@@ -93,16 +94,13 @@ import statistics, sys
 path, n, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 rows = [line.split() for line in open(path)]
 for i, name in enumerate(names):
-    # samples come in floor, clock, idgen triples
-    mine = [(k, float(us)) for b, k, us in rows if int(b) == i]
     per = {'floor': [], 'clock': [], 'idgen': []}
-    for k, us in mine:
-        per[k].append(us)
-    ratios = []
-    for f, c, g in zip(per['floor'], per['clock'], per['idgen']):
-        ratios.append((g - f) / (c - f))
-    ns = lambda k: statistics.median([(x - f) * 1000 / n for x, f in zip(per[k], per['floor'])])
-    print(f"{name}: idgen_next() {ns('idgen'):.1f} ns, clock_timestamp() {ns('clock'):.1f} ns "
-          f"per call above the floor; ratio median {statistics.median(ratios):.3f} "
-          f"(min {min(ratios):.3f}, max {max(ratios):.3f}, {len(ratios)} samples)")
+    for b, k, us in rows:
+        if int(b) == i:
+            per[k].append(float(us))
+    med = {k: statistics.median(v) for k, v in per.items()}
+    ns = {k: (med[k] - med['floor']) * 1000 / n for k in ('clock', 'idgen')}
+    print(f"{name}: idgen_next() {ns['idgen']:.1f} ns, clock_timestamp() {ns['clock']:.1f} ns "
+          f"per call above the floor ({med['floor'] * 1000 / n:.1f} ns); "
+          f"ratio {ns['idgen'] / ns['clock']:.3f} ({len(per['idgen'])} samples each)")
 EOF
