@@ -290,3 +290,35 @@ REVOKE EXECUTE ON FUNCTION idgen_advance_past(bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION idgen_advance_past(bigint) IS
 'durably move the generator so that every new ID is above this one';
+
+-- Decoding under a layout given as an argument: IDs idgen did not mint
+-- (presets twitter, discord, instagram, pgedge, sonyflake, idgen) or a
+-- specification such as 'epoch=2015-01-01 00:00:00+00; shard_bits=10;
+-- sequence_bits=12'.  IMMUTABLE: the layout is an argument; no preload
+-- needed.
+CREATE FUNCTION idgen_decode(id bigint, layout text,
+	OUT created_at timestamptz,
+	OUT shard integer,
+	OUT sequence integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'idgen_decode_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_decode(bigint, text) IS
+'the time, shard and sequence of an ID under the given layout';
+
+CREATE FUNCTION id_to_timestamp(id bigint, layout text)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'id_to_timestamp_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION id_to_timestamp(bigint, text) IS
+'the time embedded in an ID under the given layout';
+
+CREATE FUNCTION min_id_at(ts timestamptz, layout text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'min_id_at_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION min_id_at(timestamptz, text) IS
+'the smallest ID of the given layout in the time unit containing ts';

@@ -8,6 +8,7 @@
  * SQL-callable functions.  The work lives beside it:
  *
  *	layout.c	the bit layout: validation, encoding, decoding
+ *	layout_spec.c	decoding under a layout given as an argument
  *	shard.c		the shards this node owns
  *	generator.c	the shared state and the lock-free minting loop
  *	fence.c		the durable fence: state file, WAL, background worker

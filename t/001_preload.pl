@@ -46,7 +46,9 @@ for my $call (
 	'id_to_sequence(1)',
 	'idgen_decode(1)',
 	'idgen_stats()',
-	'idgen_stats_backends()')
+	'idgen_stats_backends()',
+	'idgen_next_n(5)',
+	'idgen_advance_past(1)')
 {
 	my ($ret, $stderr) = psql_fails($node, "SELECT $call;");
 	isnt($ret, 0, "$call fails without the preload");
@@ -61,6 +63,17 @@ for my $call (
 	like($stderr, qr/ERROR:\s+55000:/,
 		'the idgen_stats view fails with SQLSTATE 55000 too');
 }
+
+# What needs no layout of the server's works without the preload: the text
+# form, and decoding under a layout given as an argument.
+is( $node->safe_psql(
+		'postgres', q{
+SELECT idgen_from_text(idgen_to_text(4194309127, 'evt'), 'evt'),
+       id_to_timestamp(175928847299117063, 'discord') AT TIME ZONE 'UTC',
+       (idgen_decode(4194309127, 'idgen')).shard,
+       min_id_at('2026-01-01 00:00:01+00', 'idgen')}),
+	'4194309127|2016-04-30 11:18:25.796|5|4194304000',
+	'the text form and decoding by a layout argument work without the preload');
 
 $node->stop;
 

@@ -1,0 +1,71 @@
+--
+-- idgen_layouts: decoding under a layout given as an argument, against
+-- the examples each layout's owner published, and IDs built by each
+-- layout's published description where no example is published.
+--
+SET TimeZone = 'UTC';
+
+-- Discord: the example in Discord's developer documentation ("Snowflakes":
+-- 175928847299117063 is 2016-04-30 11:18:25.796 UTC, internal worker 1,
+-- internal process 0, increment 7; worker and process are the 10-bit shard
+-- here, worker above process), and the example of the discord-snowflake
+-- npm package's README (90339695967350784: 2015-09-07 06:57:41.949 UTC,
+-- worker 0, process 3, increment 0)
+SELECT * FROM idgen_decode(175928847299117063, 'discord');
+SELECT shard >> 5 AS worker, shard & 31 AS process, sequence AS increment
+  FROM idgen_decode(175928847299117063, 'discord');
+SELECT * FROM idgen_decode(90339695967350784, 'discord');
+
+-- Twitter: the example of the Wikipedia article "Snowflake ID"
+-- (1541815603606036480: 2022-06-28 16:07:40.105 UTC)
+SELECT * FROM idgen_decode(1541815603606036480, 'twitter');
+SELECT id_to_timestamp(1541815603606036480, 'twitter');
+
+-- Instagram: the worked example of Instagram Engineering's "Sharding &
+-- IDs at Instagram" (41 bits of ms since its example epoch 2011-01-01,
+-- 1387263000 ms later; shard 1341; sequence 5001 % 1024), written as a
+-- specification, and the preset with the epoch of its next_id() function
+SELECT * FROM idgen_decode((1387263000::bigint << 23) | (1341 << 10) | (5001 % 1024),
+    'epoch=2011-01-01 00:00:00+00; shard_bits=13; sequence_bits=10');
+SELECT * FROM idgen_decode((1000::bigint << 23) | (1341 << 10) | 7, 'instagram');
+
+-- pgEdge snowflake: 41 bits of ms since 2023-01-01, the 12-bit counter
+-- above the 10-bit node (its documentation's layout)
+SELECT * FROM idgen_decode((86400000::bigint << 22) | (3 << 10) | 17, 'pgedge');
+
+-- Sonyflake: 39 bits of 10 ms units since 2014-09-01, the 8-bit sequence
+-- above the 16-bit machine ID (its README's layout)
+SELECT * FROM idgen_decode((8640000::bigint << 24) | (5 << 16) | 4242, 'sonyflake');
+SELECT min_id_at('2014-09-02 00:00:00.009+00', 'sonyflake') = (8640000::bigint << 24) AS ten_ms_units;
+
+-- idgen's own default layout, as a preset: the same as the server's here
+SELECT idgen_decode(4194309127, 'idgen') = idgen_decode(4194309127) AS same_as_server;
+
+-- min_id_at by layout brackets a time, as the server's does
+SELECT min_id_at('2016-04-30 11:18:25.796+00', 'discord') <= 175928847299117063
+   AND 175928847299117063 < min_id_at('2016-04-30 11:18:25.797+00', 'discord')
+       AS discord_brackets;
+SELECT min_id_at(id_to_timestamp(1541815603606036480, 'twitter'), 'Twitter') <= 1541815603606036480
+       AS twitter_brackets_any_case;
+
+-- the widest fields leave one bit of time
+SELECT * FROM idgen_decode(1, 'epoch=2020-01-01; shard_bits=31; sequence_bits=31');
+
+-- a specification: spaces around items, unit, order
+SELECT * FROM idgen_decode(5 << 3 | 2,
+    ' epoch = 2020-01-01 00:00:00+00 ; unit=1s; shard_bits=3; sequence_bits=2; order=sequence-shard ');
+
+-- refused
+SELECT idgen_decode(1, 'snowflakes');
+SELECT idgen_decode(1, 'epoch=2020-01-01; shard_bits=40');
+SELECT idgen_decode(1, 'shard_bits=10; sequence_bits=12');
+SELECT idgen_decode(1, 'epoch=now; shard_bits=10');
+SELECT idgen_decode(1, 'epoch=2020-01-01; unit=3 minutes');
+SELECT idgen_decode(1, 'epoch=2020-01-01; order=up-down');
+SELECT idgen_decode(1, 'epoch=2020-01-01; colour=blue');
+SELECT idgen_decode(-1, 'twitter');
+SELECT min_id_at('2010-01-01+00', 'twitter');
+SELECT min_id_at('infinity', 'discord');
+-- 1 s units from 2020 outlast PostgreSQL's timestamps
+SELECT id_to_timestamp(9223372036854775807, 'epoch=2020-01-01; unit=1s');
+RESET TimeZone;
