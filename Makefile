@@ -17,6 +17,7 @@ OBJS = \
 	src/generator.o \
 	src/fence.o \
 	src/stats.o \
+	src/public_id.o \
 	src/settings.o \
 	src/text_form.o \
 	src/wait_event.o
@@ -27,7 +28,7 @@ PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with
 # idgen in shared_preload_libraries (the pg_cron pattern).
-REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_text idgen_next_n idgen_advance_past idgen_layouts
+REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public
 REGRESS_OPTS = --inputdir=. --temp-config=./test/idgen.conf --temp-instance=./tmp_check_regress
 ISOLATION = concurrent_mint
 ISOLATION_OPTS = --temp-config=./test/idgen.conf --temp-instance=./tmp_check_iso

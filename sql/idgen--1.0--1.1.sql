@@ -207,3 +207,22 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION min_id_at(timestamptz, text) IS
 'the smallest ID of the given layout in the time unit containing ts';
+
+-- Public IDs that leak nothing: a keyed permutation (Speck64/128 with
+-- cycle walking) of the non-negative IDs, keyed by idgen.public_key.
+-- IMMUTABLE within a key: changing the key changes every public ID.
+CREATE FUNCTION idgen_to_public(id bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_to_public'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_to_public(bigint) IS
+'the public form of an ID: a keyed permutation that hides its time and order';
+
+CREATE FUNCTION idgen_from_public(public_id bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_public'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_public(bigint) IS
+'the ID behind a public form made by idgen_to_public()';

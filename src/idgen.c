@@ -13,6 +13,7 @@
  *	generator.c	the shared state and the lock-free minting loop
  *	fence.c		the durable fence: state file, WAL, background worker
  *	stats.c		idgen_stats and idgen_stats_backends
+ *	public_id.c	public IDs: a keyed permutation of the IDs
  *	settings.c	every idgen.* setting, defined once
  *	text_form.c	IDs as sortable base32 text
  *	wait_event.c	the wait events idgen's sleeps show in pg_stat_activity

@@ -28,6 +28,7 @@
 
 #include "idgen_compat.h"
 #include "layout.h"
+#include "public_id.h"
 #include "settings.h"
 #include "shard.h"
 
@@ -41,6 +42,7 @@ char	   *idgen_shard_ids = NULL;
 int			idgen_max_lead = IDGEN_DEFAULT_MAX_LEAD_MS;
 int			idgen_max_wait = IDGEN_DEFAULT_MAX_WAIT_MS;
 int			idgen_fence_horizon = IDGEN_DEFAULT_FENCE_HORIZON_MS;
+char	   *idgen_public_key = NULL;
 
 /* idgen.epoch as written; idgen_epoch_setting is what it means */
 static char *epoch_text = NULL;
@@ -155,6 +157,16 @@ static const IdgenSetting settings[] = {
 		.context = PGC_SIGHUP, .flags = GUC_UNIT_MS,
 		.type = SETTING_INT, .var.i = &idgen_fence_horizon,
 		.int_boot = IDGEN_DEFAULT_FENCE_HORIZON_MS, .int_min = 10, .int_max = 3600 * 1000,
+	},
+	{
+		.name = "idgen.public_key",
+		.short_desc = "Key of the permutation behind idgen_to_public(): 32 hexadecimal digits.",
+		.long_desc = "Changing it changes every public ID ever shown.",
+		.context = PGC_SUSET, .flags = GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE,
+		.type = SETTING_STRING, .var.s = &idgen_public_key,
+		.string_boot = "",
+		.check.s = idgen_public_key_check_hook,
+		.string_assign = idgen_public_key_assign_hook,
 	},
 	{
 		.name = "idgen.epoch",

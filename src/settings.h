@@ -44,6 +44,9 @@ extern IDGEN_HOT_GLOBAL int idgen_max_wait;
 /* The fence worker. */
 extern int	idgen_fence_horizon;
 
+/* The key of public IDs (PGC_SUSET, superusers only). */
+extern char *idgen_public_key;
+
 extern void idgen_settings_define(void);
 extern void idgen_settings_recheck(void);
 

@@ -1,0 +1,228 @@
+/*-------------------------------------------------------------------------
+ *
+ * public_id.c
+ *		Public IDs that leak nothing: a keyed permutation of the IDs.
+ *
+ * A time-sorted ID shown in a URL tells anyone when the row was made and,
+ * from two of them, how many rows were made in between.
+ * idgen_to_public(id) maps each ID to an unrelated-looking one with the
+ * block cipher Speck64/128, keyed by idgen.public_key, and
+ * idgen_from_public() maps it back: no lookup table, no second column.
+ *
+ * Speck works on 64 bits; IDs are the non-negative 63-bit values.  Cycle
+ * walking keeps the result among them: encrypt, and while the top bit is
+ * set, encrypt again.  That is a permutation of [0, 2^63), since the
+ * cipher is one of [0, 2^64); decryption walks back the same way.  About
+ * two encryptions on average.
+ *
+ * The key is a setting only superusers (and pg_read_all_settings) can read
+ * or change, never an argument that would end up in logs or
+ * pg_stat_statements.  The cipher checks itself against the published test
+ * vector of Speck64/128 before its first use in a process.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/public_id.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "idgen_compat.h"
+#include "public_id.h"
+
+PG_FUNCTION_INFO_V1(idgen_to_public);
+PG_FUNCTION_INFO_V1(idgen_from_public);
+
+#define SPECK_ROUNDS	27		/* Speck64/128 */
+
+typedef struct SpeckKey
+{
+	uint32		round_keys[SPECK_ROUNDS];
+} SpeckKey;
+
+static const SpeckKey *public_key = NULL;	/* idgen.public_key, expanded */
+
+#define ROR32(x, r)	(((x) >> (r)) | ((x) << (32 - (r))))
+#define ROL32(x, r)	(((x) << (r)) | ((x) >> (32 - (r))))
+
+/* key[0] is the word the specification calls k0, key[3] l2. */
+static void
+speck_expand(const uint32 key[4], SpeckKey *ks)
+{
+	uint32		k = key[0];
+	uint32		l[SPECK_ROUNDS + 2];
+
+	l[0] = key[1];
+	l[1] = key[2];
+	l[2] = key[3];
+	for (int i = 0; i < SPECK_ROUNDS; i++)
+	{
+		ks->round_keys[i] = k;
+		if (i + 1 < SPECK_ROUNDS)
+		{
+			l[i + 3] = (k + ROR32(l[i], 8)) ^ (uint32) i;
+			k = ROL32(k, 3) ^ l[i + 3];
+		}
+	}
+}
+
+/* A block is (x << 32) | y, x and y as the specification names them. */
+static uint64
+speck_encrypt(const SpeckKey *ks, uint64 block)
+{
+	uint32		x = (uint32) (block >> 32);
+	uint32		y = (uint32) block;
+
+	for (int i = 0; i < SPECK_ROUNDS; i++)
+	{
+		x = (ROR32(x, 8) + y) ^ ks->round_keys[i];
+		y = ROL32(y, 3) ^ x;
+	}
+	return ((uint64) x << 32) | y;
+}
+
+static uint64
+speck_decrypt(const SpeckKey *ks, uint64 block)
+{
+	uint32		x = (uint32) (block >> 32);
+	uint32		y = (uint32) block;
+
+	for (int i = SPECK_ROUNDS - 1; i >= 0; i--)
+	{
+		y = ROR32(y ^ x, 3);
+		x = ROL32((x ^ ks->round_keys[i]) - y, 8);
+	}
+	return ((uint64) x << 32) | y;
+}
+
+/*
+ * The test vector of Speck64/128 published with the cipher: key
+ * 1b1a1918 13121110 0b0a0908 03020100, plaintext 3b726574 7475432d,
+ * ciphertext 8c6fa548 454e028b.
+ */
+static void
+speck_self_test(void)
+{
+	static bool passed = false;
+	const uint32 key[4] = {0x03020100, 0x0b0a0908, 0x13121110, 0x1b1a1918};
+	SpeckKey	ks;
+
+	if (passed)
+		return;
+	speck_expand(key, &ks);
+	if (speck_encrypt(&ks, UINT64CONST(0x3b7265747475432d)) != UINT64CONST(0x8c6fa548454e028b) ||
+		speck_decrypt(&ks, UINT64CONST(0x8c6fa548454e028b)) != UINT64CONST(0x3b7265747475432d))
+		elog(ERROR, "idgen: Speck64/128 does not give its published test vector");
+	passed = true;
+}
+
+/* 32 hexadecimal digits, the key written as the specification writes it. */
+static bool
+parse_key(const char *s, uint32 key[4])
+{
+	if (strlen(s) != 32)
+		return false;
+	for (int w = 0; w < 4; w++)
+	{
+		uint32		v = 0;
+
+		for (int i = 0; i < 8; i++)
+		{
+			char		c = s[w * 8 + i];
+
+			if (!isxdigit((unsigned char) c))
+				return false;
+			v = (v << 4) | (uint32) (isdigit((unsigned char) c) ? c - '0' :
+									 tolower((unsigned char) c) - 'a' + 10);
+		}
+		key[3 - w] = v;
+	}
+	return true;
+}
+
+bool
+idgen_public_key_check_hook(char **newval, void **extra, GucSource source)
+{
+	uint32		key[4];
+	SpeckKey   *ks;
+
+	if (*newval == NULL || **newval == '\0')
+		return true;			/* unset: the functions say so */
+	if (!parse_key(*newval, key))
+	{
+		/* never echo a key, even a malformed one */
+		GUC_check_errmsg("invalid value for parameter \"%s\"", "idgen.public_key");
+		GUC_check_errdetail("\"%s\" must be 32 hexadecimal digits (128 bits).",
+							"idgen.public_key");
+		return false;
+	}
+	ks = idgen_guc_malloc(sizeof(SpeckKey));
+	if (ks == NULL)
+		return false;
+	speck_expand(key, ks);
+	*extra = ks;
+	return true;
+}
+
+void
+idgen_public_key_assign_hook(const char *newval, void *extra)
+{
+	public_key = (const SpeckKey *) extra;
+}
+
+static const SpeckKey *
+get_key(void)
+{
+	speck_self_test();
+	if (public_key == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("\"%s\" is not set", "idgen.public_key"),
+				 errhint("Set it in postgresql.conf to 32 hexadecimal digits from a random source, such as the output of \"openssl rand -hex 16\", and reload.")));
+	return public_key;
+}
+
+static void
+check_id(int64 id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("ID " INT64_FORMAT " is negative", id),
+				 errhint("IDs, and their public forms, are never negative; check where this value came from.")));
+}
+
+Datum
+idgen_to_public(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	const SpeckKey *ks = get_key();
+	uint64		v = (uint64) id;
+
+	check_id(id);
+	do
+		v = speck_encrypt(ks, v);
+	while (v >> 63);
+	PG_RETURN_INT64((int64) v);
+}
+
+Datum
+idgen_from_public(PG_FUNCTION_ARGS)
+{
+	int64		pub = PG_GETARG_INT64(0);
+	const SpeckKey *ks = get_key();
+	uint64		v = (uint64) pub;
+
+	check_id(pub);
+	do
+		v = speck_decrypt(ks, v);
+	while (v >> 63);
+	PG_RETURN_INT64((int64) v);
+}
