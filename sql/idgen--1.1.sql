@@ -341,3 +341,121 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_from_public(bigint) IS
 'the ID behind a public form made by idgen_to_public()';
+
+-- Move a serial, bigserial, IDENTITY or DEFAULT nextval() column onto
+-- DEFAULT idgen_next(): widen it to bigint with every foreign-key column
+-- that references it, keep its values, drop its own sequence, in the
+-- caller's transaction.  Plain DDL: pg_dump reproduces the result.  The
+-- caller must own the tables, as for ALTER TABLE.
+CREATE FUNCTION idgen_convert_column(tbl regclass, col name, shard integer DEFAULT NULL)
+RETURNS text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $convert$
+DECLARE
+	att record;
+	def text;
+	seq text;
+	owned boolean := false;
+	ext_schema name;
+	max_value bigint;
+	first_new bigint;
+	fk record;
+	widened text[] := '{}';
+	call text;
+BEGIN
+	SELECT a.attnum, a.atttypid::pg_catalog.regtype AS typ, a.attidentity
+	  INTO att
+	  FROM pg_catalog.pg_attribute AS a
+	 WHERE a.attrelid = tbl AND a.attname = col AND NOT a.attisdropped AND a.attnum > 0;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF att.typ NOT IN ('smallint'::pg_catalog.regtype, 'integer'::pg_catalog.regtype,
+					   'bigint'::pg_catalog.regtype) THEN
+		RAISE EXCEPTION 'column "%" of % is %, not an integer', col, tbl, att.typ
+			USING ERRCODE = 'wrong_object_type',
+				  HINT = 'Only integer columns hold IDs.';
+	END IF;
+
+	SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) INTO def
+	  FROM pg_catalog.pg_attrdef AS d
+	 WHERE d.adrelid = tbl AND d.adnum = att.attnum;
+	IF att.attidentity = '' AND (def IS NULL OR def NOT LIKE 'nextval(%') THEN
+		RAISE EXCEPTION 'column "%" of % is not a serial, identity or nextval() column', col, tbl
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = CASE WHEN def IS NULL THEN 'It has no default.'
+								ELSE pg_catalog.format('Its default is %s.', def) END,
+				  HINT = 'Set DEFAULT idgen_next() yourself if that is what you mean.';
+	END IF;
+	seq := pg_catalog.pg_get_serial_sequence(tbl::text, col);
+	owned := seq IS NOT NULL;
+
+	SELECT n.nspname INTO ext_schema
+	  FROM pg_catalog.pg_extension AS e
+	  JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace
+	 WHERE e.extname = 'idgen';
+
+	IF shard IS NULL THEN
+		call := pg_catalog.format('%I.idgen_next()', ext_schema);
+	ELSE
+		-- a shard this node does not own is refused now, not at the next insert
+		EXECUTE pg_catalog.format('SELECT %I.idgen_next(%s)', ext_schema, shard);
+		call := pg_catalog.format('%I.idgen_next(%s)', ext_schema, shard);
+	END IF;
+
+	-- no insert between the check and the change
+	EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+	EXECUTE pg_catalog.format('SELECT pg_catalog.max(%I)::bigint FROM %s', col, tbl) INTO max_value;
+	EXECUTE pg_catalog.format('SELECT %I.min_id_at(pg_catalog.now())', ext_schema) INTO first_new;
+	IF max_value >= first_new THEN
+		RAISE EXCEPTION 'column "%" of % holds %, not below the IDs minted now', col, tbl, max_value
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('New IDs start at %s; they must sort after every existing value.', first_new),
+				  HINT = 'Renumber the values at or above it, or move to a layout whose IDs start higher.';
+	END IF;
+
+	-- the column, and every foreign-key column that references it
+	IF att.typ <> 'bigint'::pg_catalog.regtype THEN
+		EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', tbl, col);
+		widened := widened || pg_catalog.format('%s.%I', tbl, col);
+	END IF;
+	FOR fk IN
+		SELECT c.conrelid::pg_catalog.regclass AS rel, a.attname, a.atttypid::pg_catalog.regtype AS typ
+		  FROM pg_catalog.pg_constraint AS c
+		 CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(c.conkey),
+									  pg_catalog.unnest(c.confkey)) AS k(conkey, confkey)
+		  JOIN pg_catalog.pg_attribute AS a
+			ON a.attrelid = c.conrelid AND a.attnum = k.conkey
+		 WHERE c.contype = 'f' AND c.confrelid = tbl AND k.confkey = att.attnum
+		   AND c.conparentid = 0
+	LOOP
+		IF fk.typ IN ('smallint'::pg_catalog.regtype, 'integer'::pg_catalog.regtype) THEN
+			EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', fk.rel, fk.attname);
+			widened := widened || pg_catalog.format('%s.%I', fk.rel, fk.attname);
+		END IF;
+	END LOOP;
+
+	-- the sequence goes, and idgen_next() takes its place
+	IF att.attidentity <> '' THEN
+		EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+	ELSE
+		EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+		IF owned THEN
+			EXECUTE pg_catalog.format('DROP SEQUENCE %s', seq);
+		END IF;
+	END IF;
+	EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, call);
+
+	RETURN pg_catalog.format('%s.%I: DEFAULT %s%s%s; new IDs start at %s, above %s',
+		tbl, col, call,
+		CASE WHEN pg_catalog.cardinality(widened) > 0
+			 THEN '; widened to bigint: ' || pg_catalog.array_to_string(widened, ', ') ELSE '' END,
+		CASE WHEN att.attidentity <> '' THEN '; identity dropped'
+			 WHEN owned THEN '; sequence ' || seq || ' dropped' ELSE '' END,
+		first_new, COALESCE(max_value::text, 'no rows'));
+END
+$convert$;
+
+COMMENT ON FUNCTION idgen_convert_column(regclass, name, integer) IS
+'move a serial, identity or nextval() column onto DEFAULT idgen_next()';
