@@ -173,6 +173,7 @@ declare -A gen_label=(
 	[clock]='clock_timestamp() (floor)'
 	[floor]='bare count(*) (floor)'
 	[idgen_n]='idgen_next_n(1000), per ID'
+	[block_floor]='blocks of 1000 bare rows (floor of idgen_next_n)'
 )
 declare -A gen_expr=(
 	[idgen]='idgen_next()'
@@ -188,7 +189,7 @@ declare -A gen_type=(
 	[uuid4]=uuid [uuid7]=uuid [clock]=timestamptz
 )
 # measured in bulk only: blocks of IDs, not one expression per row
-bulk_only_keys=(idgen_n)
+bulk_only_keys=(idgen_n block_floor)
 if [ "$with_idgen" = 0 ]; then
 	gen_keys=("${gen_keys[@]:1}")
 	bulk_only_keys=()
@@ -302,6 +303,9 @@ bulk_sql() {
 	elif [ "$1" = idgen_n ]; then
 		# N IDs in blocks of 1000 (k in the argument: one call per block)
 		echo "SELECT count(*) FROM generate_series(1, $2 / 1000) AS k, LATERAL idgen_next_n(1000 + 0 * k)"
+	elif [ "$1" = block_floor ]; then
+		# the same rows, in the same shape, with no ID: idgen_n's own floor
+		echo "SELECT count(*) FROM generate_series(1, $2 / 1000) AS k, LATERAL generate_series(1, 1000 + 0 * k)"
 	else
 		echo "SELECT count(${gen_expr[$1]}) FROM generate_series(1, $2)"
 	fi

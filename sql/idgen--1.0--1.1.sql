@@ -344,3 +344,13 @@ $convert$;
 
 COMMENT ON FUNCTION idgen_convert_column(regclass, name, integer) IS
 'move a serial, identity or nextval() column onto DEFAULT idgen_next()';
+
+-- How many IDs an interval covers under the server's layout: the width of
+-- a time partition of IDs (pg_partman's p_interval, retention).
+CREATE FUNCTION idgen_span(span interval)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_span'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_span(interval) IS
+'the number of IDs an interval of time covers under the server''s layout';
