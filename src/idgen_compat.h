@@ -27,6 +27,11 @@
 #define IDGEN_MY_PROC_NUMBER	(MyProc->pgprocno)
 #endif
 
+/* 16 moved the varlena macros (VARDATA_ANY...) out of postgres.h. */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
 /*
  * Since 16 a GUC check hook must allocate its extra with guc_malloc(), which
  * the GUC machinery then frees with guc_free(); before, with malloc().

@@ -27,6 +27,8 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
+#include "idgen_compat.h"
+
 PG_FUNCTION_INFO_V1(idgen_to_text);
 PG_FUNCTION_INFO_V1(idgen_to_text_prefixed);
 PG_FUNCTION_INFO_V1(idgen_from_text);
