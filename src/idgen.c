@@ -204,11 +204,7 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 	int64		ahead_ms;
 
 	idgen_check_preloaded();
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("ID " INT64_FORMAT " is negative", id),
-				 errhint("IDs minted by idgen are never negative; check where this value came from.")));
+	idgen_refuse_negative(id, IDGEN_NEGATIVE_ID_HINT);
 	if (idgen_id_ms(id) + 1 >= idgen_max_ms())
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -310,8 +306,7 @@ idgen_span(PG_FUNCTION_ARGS)
 						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms())))));
 
 	/* spans of IDs begin at the epoch: say when that is off the boundaries */
-	epoch_unix_us = idgen_layout.epoch +
-		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	epoch_unix_us = idgen_layout.epoch + IDGEN_POSTGRES_EPOCH_UNIX_US;
 	if (epoch_unix_us % us != 0)
 		ereport(WARNING,
 				(errmsg("the epoch of the ID layout is not on a boundary of this interval"),

@@ -32,10 +32,6 @@
 IdgenLayout idgen_layout;
 bool		idgen_layout_ready = false;
 
-/* Microseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
-#define POSTGRES_EPOCH_UNIX_US \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
-
 IdgenUnixTime idgen_epoch_unix;
 
 /*
@@ -147,7 +143,7 @@ idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
 	idgen_layout.time_bits = time_bits;
 	/* seconds rounded down, and what is left: nothing here can overflow */
 	{
-		int64		unix_us = epoch + POSTGRES_EPOCH_UNIX_US;
+		int64		unix_us = epoch + IDGEN_POSTGRES_EPOCH_UNIX_US;
 		int64		sec = unix_us / USECS_PER_SEC;
 
 		if (sec * USECS_PER_SEC > unix_us)
@@ -199,15 +195,21 @@ idgen_ms_to_timestamptz(int64 ms)
 	return (TimestampTz) ((uint64) idgen_layout.epoch + (uint64) ms * 1000);
 }
 
-static void
-check_id(int64 id)
+void
+idgen_refuse_negative(int64 id, const char *hint)
 {
-	idgen_check_preloaded();
 	if (id < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("ID " INT64_FORMAT " is negative", id),
-				 errhint("IDs minted by idgen are never negative; check where this value came from.")));
+				 errhint("%s", hint)));
+}
+
+static void
+check_id(int64 id)
+{
+	idgen_check_preloaded();
+	idgen_refuse_negative(id, IDGEN_NEGATIVE_ID_HINT);
 }
 
 int64

@@ -47,6 +47,15 @@ extern void idgen_check_preloaded(void);
 
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
 
+/* Microseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
+#define IDGEN_POSTGRES_EPOCH_UNIX_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+/* The error every function taking an ID gives a negative one (22003). */
+#define IDGEN_NEGATIVE_ID_HINT \
+	"IDs minted by idgen are never negative; check where this value came from."
+extern void idgen_refuse_negative(int64 id, const char *hint);
+
 /*
  * idgen.epoch as Unix time, seconds rounded down and the nanoseconds left,
  * for the clock on the minting path.  Kept apart: an epoch centuries away

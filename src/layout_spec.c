@@ -70,6 +70,9 @@ static const LayoutPreset presets[] = {
 	{"sonyflake", "epoch=2014-09-01 00:00:00+00; unit=10ms; shard_bits=16; sequence_bits=8; order=sequence-shard"},
 };
 
+#define SPEC_NEGATIVE_HINT \
+	"IDs of these layouts are never negative; check where this value came from."
+
 static pg_noinline void
 bad_layout(const char *layout, const char *detail)
 {
@@ -231,23 +234,13 @@ get_layout(FunctionCallInfo fcinfo, int argno)
 	return &cache->spec;
 }
 
-static void
-check_id(int64 id)
-{
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("ID " INT64_FORMAT " is negative", id),
-				 errhint("IDs of these layouts are never negative; check where this value came from.")));
-}
-
 static TimestampTz
 spec_timestamp(const LayoutSpec *spec, int64 id)
 {
 	uint64		ticks = (uint64) id >> (spec->shard_bits + spec->sequence_bits);
 	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) spec->epoch;
 
-	check_id(id);
+	idgen_refuse_negative(id, SPEC_NEGATIVE_HINT);
 	/* the span from the epoch to the last timestamp, in unsigned arithmetic */
 	if (ticks > span_us / (uint64) spec->unit_us)
 		ereport(ERROR,

@@ -35,6 +35,7 @@
 #include "utils/guc.h"
 
 #include "idgen_compat.h"
+#include "layout.h"
 #include "public_id.h"
 
 PG_FUNCTION_INFO_V1(idgen_to_public);
@@ -189,15 +190,8 @@ get_key(void)
 	return public_key;
 }
 
-static void
-check_id(int64 id)
-{
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("ID " INT64_FORMAT " is negative", id),
-				 errhint("IDs, and their public forms, are never negative; check where this value came from.")));
-}
+#define PUBLIC_NEGATIVE_HINT \
+	"IDs, and their public forms, are never negative; check where this value came from."
 
 Datum
 idgen_to_public(PG_FUNCTION_ARGS)
@@ -206,7 +200,7 @@ idgen_to_public(PG_FUNCTION_ARGS)
 	const SpeckKey *ks = get_key();
 	uint64		v = (uint64) id;
 
-	check_id(id);
+	idgen_refuse_negative(id, PUBLIC_NEGATIVE_HINT);
 	do
 		v = speck_encrypt(ks, v);
 	while (v >> 63);
@@ -220,7 +214,7 @@ idgen_from_public(PG_FUNCTION_ARGS)
 	const SpeckKey *ks = get_key();
 	uint64		v = (uint64) pub;
 
-	check_id(pub);
+	idgen_refuse_negative(pub, PUBLIC_NEGATIVE_HINT);
 	do
 		v = speck_decrypt(ks, v);
 	while (v >> 63);

@@ -28,6 +28,7 @@
 #include "utils/builtins.h"
 
 #include "idgen_compat.h"
+#include "layout.h"
 
 PG_FUNCTION_INFO_V1(idgen_to_text);
 PG_FUNCTION_INFO_V1(idgen_to_text_prefixed);
@@ -78,16 +79,6 @@ check_prefix(const char *prefix, int len)
 				 errmsg("invalid ID prefix \"%.*s\"", len, prefix),
 				 errdetail("A prefix is 1 to %d lower-case letters and underscores, beginning and ending with a letter.",
 						   MAX_PREFIX_LEN)));
-}
-
-static void
-check_id(int64 id)
-{
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("ID " INT64_FORMAT " is negative", id),
-				 errhint("IDs minted by idgen are never negative; check where this value came from.")));
 }
 
 static void
@@ -143,7 +134,7 @@ idgen_to_text(PG_FUNCTION_ARGS)
 	int64		id = PG_GETARG_INT64(0);
 	char		out[TEXT_FORM_LEN];
 
-	check_id(id);
+	idgen_refuse_negative(id, IDGEN_NEGATIVE_ID_HINT);
 	encode(id, out);
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(out, TEXT_FORM_LEN));
 }
@@ -156,7 +147,7 @@ idgen_to_text_prefixed(PG_FUNCTION_ARGS)
 	int			plen = VARSIZE_ANY_EXHDR(prefix);
 	char	   *out;
 
-	check_id(id);
+	idgen_refuse_negative(id, IDGEN_NEGATIVE_ID_HINT);
 	check_prefix(VARDATA_ANY(prefix), plen);
 	out = palloc(plen + 1 + TEXT_FORM_LEN);
 	memcpy(out, VARDATA_ANY(prefix), plen);
