@@ -216,14 +216,13 @@ run_version()
 		idgen_log "PostgreSQL $v: using the root in $root"
 	fi
 
-	# a copy of the tree, as scripts/test.sh copies it for the server user
-	src=$root/var/tmp/idgen-src
-	rm -rf -- "$src"
-	mkdir -p -- "$src"
+	# a copy of the tree, as scripts/test.sh copies it for the server user;
+	# a directory of its own, so two runs can share a root
+	src=$(mktemp -d "$root/var/tmp/idgen-src.XXXXXX")
 	tar -C "$IDGEN_ROOT" "${IDGEN_COPY_EXCLUDES[@]}" -cf - . | tar -C "$src" -xf -
 	in_root "$root" env "${pass_env[@]}" \
 		PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
-		bash /var/tmp/idgen-src/scripts/test.sh || rc=$?
+		bash "/var/tmp/${src##*/}/scripts/test.sh" || rc=$?
 	check_unmounted "$root"
 	rm -rf -- "$src"
 	return $rc
