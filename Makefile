@@ -16,11 +16,16 @@ OBJS = \
 	src/shard.o \
 	src/generator.o \
 	src/fence.o \
+	src/lease.o \
 	src/stats.o \
 	src/public_id.o \
 	src/settings.o \
 	src/text_form.o \
 	src/wait_event.o
+
+# The lease worker talks to its registry with libpq, as dblink does.
+PG_CPPFLAGS = -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL = $(libpq)
 
 EXTENSION = idgen
 DATA = sql/idgen--1.0.sql sql/idgen--1.1.sql sql/idgen--1.0--1.1.sql

@@ -48,6 +48,7 @@
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
+#include "lease.h"
 #include "settings.h"
 #include "wait_event.h"
 
@@ -293,6 +294,22 @@ idgen_raise_generator(int64 ms)
 		;
 }
 
+/*
+ * Move the generator one step, so that a minter whose compare-and-swap
+ * comes later has read the state again, and return the millisecond it is
+ * now at: no ID minted so far, or by a compare-and-swap that read the state
+ * before this one, is later.  For giving a lease back (lease.c).
+ */
+int64
+idgen_step_generator(void)
+{
+	uint64		old = pg_atomic_read_u64(&idgen_shared->state);
+
+	while (!pg_atomic_compare_exchange_u64(&idgen_shared->state, &old, old + 1))
+		;
+	return state_ms(old + 1, idgen_layout.sequence_bits);
+}
+
 int64
 idgen_fence_ms(void)
 {
@@ -521,6 +538,27 @@ wait_for_fence(int64 ms, int64 *waited_us)
 	*waited_us += elapsed_us(start);
 }
 
+/* Sleep until this server's lease on shard reaches past ms. */
+pg_noinline static void
+wait_for_lease(int32 shard, int64 ms, int64 *waited_us)
+{
+	instr_time	start;
+	bool		held;
+
+	INSTR_TIME_SET_CURRENT(start);
+	held = idgen_lease_wait(shard, ms,
+							(int64) idgen_max_wait * 1000 - *waited_us);
+	slot_add(my_slot, IDGEN_WAITS, 1);
+	slot_add(my_slot, IDGEN_WAIT_US, elapsed_us(start));
+	*waited_us += elapsed_us(start);
+	if (!held)
+	{
+		if (idgen_lease_end(shard) != IDGEN_LEASE_NOT_HELD)
+			slot_add(my_slot, IDGEN_MAX_WAIT_ERRORS, 1);
+		idgen_lease_error(shard, ms);
+	}
+}
+
 pg_noinline static void
 layout_exhausted(void)
 {
@@ -545,6 +583,7 @@ idgen_mint(int32 shard)
 	int64		new_ms;
 	int64		now;
 	int64		id;
+	uint64		lease_end = PG_UINT64_MAX;
 
 	if (unlikely(my_slot == NULL))
 		prepare_to_mint();
@@ -565,7 +604,11 @@ idgen_mint(int32 shard)
 		{
 			new = Max(old + 1, floor);
 			new_ms = state_ms(new, seq_bits);
+			/* read after old, every time old changes (lease.c) */
+			if (unlikely(idgen_leases_on))
+				lease_end = idgen_lease_end(shard);
 			if (unlikely((uint64) new_ms >= fence ||
+						 (uint64) new_ms >= lease_end ||
 						 new_ms - now > idgen_max_lead))
 				break;
 			if (pg_atomic_compare_exchange_u64(&sh->state, &old, new))
@@ -576,6 +619,8 @@ idgen_mint(int32 shard)
 			layout_exhausted();
 		if ((uint64) new_ms >= fence)
 			wait_for_fence(new_ms, &waited_us);
+		else if ((uint64) new_ms >= lease_end)
+			wait_for_lease(shard, new_ms, &waited_us);
 		else
 			wait_for_wall_clock(new_ms, now, &waited_us);
 	}
@@ -614,6 +659,7 @@ idgen_mint_block(int32 shard, int64 n)
 	uint64		first;
 	int64		last_ms;
 	int64		now;
+	uint64		lease_end = PG_UINT64_MAX;
 
 	Assert(n >= 1);
 	if (unlikely(my_slot == NULL))
@@ -635,7 +681,10 @@ idgen_mint_block(int32 shard, int64 n)
 		{
 			first = Max(old + 1, floor);
 			last_ms = state_ms(first + (uint64) (n - 1), seq_bits);
-			if ((uint64) last_ms >= fence || last_ms - now > idgen_max_lead)
+			if (idgen_leases_on)
+				lease_end = idgen_lease_end(shard);
+			if ((uint64) last_ms >= fence || (uint64) last_ms >= lease_end ||
+				last_ms - now > idgen_max_lead)
 				break;
 			if (pg_atomic_compare_exchange_u64(&sh->state, &old,
 											   first + (uint64) (n - 1)))
@@ -646,6 +695,8 @@ idgen_mint_block(int32 shard, int64 n)
 			layout_exhausted();
 		if ((uint64) last_ms >= fence)
 			wait_for_fence(last_ms, &waited_us);
+		else if ((uint64) last_ms >= lease_end)
+			wait_for_lease(shard, last_ms, &waited_us);
 		else
 			wait_for_wall_clock(last_ms, now, &waited_us);
 	}

@@ -72,6 +72,7 @@ extern int64 idgen_raise_past(int64 id);
 extern bool idgen_generator_attached(void);
 extern int64 idgen_generator_ms(void);
 extern void idgen_raise_generator(int64 ms);
+extern int64 idgen_step_generator(void);	/* for lease.c */
 extern int64 idgen_fence_ms(void);
 extern int64 idgen_fence_wake_at_ms(void);
 extern int64 idgen_fence_request_ms(void);

@@ -12,6 +12,7 @@
  *	shard.c		the shards this node owns
  *	generator.c	the shared state and the lock-free minting loop
  *	fence.c		the durable fence: state file, WAL, background worker
+ *	lease.c		shard leases in a registry database (opt-in)
  *	stats.c		idgen_stats and idgen_stats_backends
  *	public_id.c	public IDs: a keyed permutation of the IDs
  *	settings.c	every idgen.* setting, defined once
@@ -46,6 +47,7 @@
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
+#include "lease.h"
 #include "settings.h"
 #include "shard.h"
 
@@ -92,6 +94,7 @@ _PG_init(void)
 	idgen_settings_recheck();
 
 	idgen_fence_register();
+	idgen_lease_register();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = idgen_shmem_request;
@@ -106,6 +109,7 @@ idgen_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(idgen_shmem_size());
+	RequestAddinShmemSpace(idgen_lease_shmem_size());
 	RequestNamedLWLockTranche("idgen", 1);
 }
 
@@ -122,6 +126,7 @@ idgen_shmem_startup(void)
 
 		idgen_shmem_init(Min(fence_ms, idgen_max_ms()));
 	}
+	idgen_lease_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 
 	/* the postmaster records the last millisecond minted when it exits */

@@ -43,6 +43,8 @@ int			idgen_max_lead = IDGEN_DEFAULT_MAX_LEAD_MS;
 int			idgen_max_wait = IDGEN_DEFAULT_MAX_WAIT_MS;
 int			idgen_fence_horizon = IDGEN_DEFAULT_FENCE_HORIZON_MS;
 char	   *idgen_public_key = NULL;
+char	   *idgen_lease_registry = NULL;
+int			idgen_lease_duration = IDGEN_DEFAULT_LEASE_DURATION_MS;
 
 /* idgen.epoch as written; idgen_epoch_setting is what it means */
 static char *epoch_text = NULL;
@@ -167,6 +169,22 @@ static const IdgenSetting settings[] = {
 		.string_boot = "",
 		.check.s = idgen_public_key_check_hook,
 		.string_assign = idgen_public_key_assign_hook,
+	},
+	{
+		.name = "idgen.lease_duration",
+		.short_desc = "How long a shard's lease lasts from each renewal.",
+		.long_desc = "The lease worker renews every third of it; a registry unreachable for longer stops minting.",
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_MS,
+		.type = SETTING_INT, .var.i = &idgen_lease_duration,
+		.int_boot = IDGEN_DEFAULT_LEASE_DURATION_MS, .int_min = 1000, .int_max = 3600 * 1000,
+	},
+	{
+		.name = "idgen.lease_registry",
+		.short_desc = "Connection string of the database that leases shards to servers; empty for no leases.",
+		.long_desc = "With it set, this server mints for a shard only while it holds the shard's lease there.",
+		.context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY,
+		.type = SETTING_STRING, .var.s = &idgen_lease_registry,
+		.string_boot = "",
 	},
 	{
 		.name = "idgen.epoch",

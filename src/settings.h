@@ -25,6 +25,7 @@
 #define IDGEN_DEFAULT_MAX_LEAD_MS	1000
 #define IDGEN_DEFAULT_MAX_WAIT_MS	10000
 #define IDGEN_DEFAULT_FENCE_HORIZON_MS	1000
+#define IDGEN_DEFAULT_LEASE_DURATION_MS	30000
 
 /* The layout: fixed at server start (PGC_POSTMASTER). */
 extern TimestampTz idgen_epoch_setting;	/* idgen.epoch, parsed */
@@ -43,6 +44,10 @@ extern IDGEN_HOT_GLOBAL int idgen_max_wait;
 
 /* The fence worker. */
 extern int	idgen_fence_horizon;
+
+/* Shard leases (lease.c): off while the registry is empty. */
+extern char *idgen_lease_registry;
+extern int	idgen_lease_duration;
 
 /* The key of public IDs (PGC_SUSET, superusers only). */
 extern char *idgen_public_key;

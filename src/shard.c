@@ -292,3 +292,42 @@ idgen_shard_check_owned(int32 shard)
 				 errhint("Add the shard to \"%s\" and reload the configuration, or mint on the node that owns it.",
 						 "idgen.shard_ids")));
 }
+
+static int
+shard_cmp(const void *a, const void *b)
+{
+	int32		sa = *(const int32 *) a;
+	int32		sb = *(const int32 *) b;
+
+	return (sa > sb) - (sa < sb);
+}
+
+/*
+ * Every shard this node owns, ascending and without repeats, in a palloc'd
+ * array: the shards whose leases the lease worker holds.
+ */
+int
+idgen_owned_shards(int32 **shards)
+{
+	int64		n = 1;
+	int			count = 0;
+	int32	   *out;
+
+	for (int i = 0; owned_extra && i < owned_extra->nranges; i++)
+		n += (int64) owned_extra->ranges[i].hi - owned_extra->ranges[i].lo + 1;
+	out = palloc_extended(n * sizeof(int32), MCXT_ALLOC_HUGE);
+
+	out[count++] = idgen_shard_id;
+	for (int i = 0; owned_extra && i < owned_extra->nranges; i++)
+		for (int64 s = owned_extra->ranges[i].lo; s <= owned_extra->ranges[i].hi; s++)
+			out[count++] = (int32) s;
+	qsort(out, count, sizeof(int32), shard_cmp);
+
+	n = count;
+	count = 0;
+	for (int64 i = 0; i < n; i++)
+		if (count == 0 || out[count - 1] != out[i])
+			out[count++] = out[i];
+	*shards = out;
+	return count;
+}

@@ -23,5 +23,6 @@ extern bool idgen_shard_ids_check_hook(char **newval, void **extra,
 extern void idgen_shard_ids_assign_hook(const char *newval, void *extra);
 
 extern void idgen_shard_check_owned(int32 shard);
+extern int	idgen_owned_shards(int32 **shards);
 
 #endif							/* IDGEN_SHARD_H */

@@ -30,6 +30,9 @@ static const char *const wait_event_names[IDGEN_NUM_WAIT_EVENTS] = {
 	[IDGEN_WAIT_WALL_CLOCK] = "IdgenWallClock",
 	[IDGEN_WAIT_FENCE] = "IdgenFence",
 	[IDGEN_WAIT_FENCE_WORKER_MAIN] = "IdgenFenceWorkerMain",
+	[IDGEN_WAIT_LEASE] = "IdgenLease",
+	[IDGEN_WAIT_LEASE_WORKER_MAIN] = "IdgenLeaseWorkerMain",
+	[IDGEN_WAIT_LEASE_REGISTRY] = "IdgenLeaseRegistry",
 };
 
 static uint32 wait_event_infos[IDGEN_NUM_WAIT_EVENTS];

@@ -18,6 +18,9 @@ typedef enum IdgenWaitEvent
 	IDGEN_WAIT_WALL_CLOCK,		/* a mint waits for the wall clock */
 	IDGEN_WAIT_FENCE,			/* a mint waits for the fence to move */
 	IDGEN_WAIT_FENCE_WORKER_MAIN,	/* the fence worker between moves */
+	IDGEN_WAIT_LEASE,			/* a mint waits for a shard's lease */
+	IDGEN_WAIT_LEASE_WORKER_MAIN,	/* the lease worker between renewals */
+	IDGEN_WAIT_LEASE_REGISTRY,	/* the lease worker waits for the registry */
 	IDGEN_NUM_WAIT_EVENTS
 } IdgenWaitEvent;
 

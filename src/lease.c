@@ -1,0 +1,935 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease.c
+ *		Shard leases in a registry database, so that two servers never
+ *		mint for one shard at once.
+ *
+ * With idgen.lease_registry set, the registry's table idgen_lease holds a
+ * row per shard: its owner, a token new at every server start (a cloned
+ * data directory is another owner), and valid_until, no later than which
+ * the owner stamps no ID of the shard.  The "idgen lease" worker takes,
+ * renews and gives back this server's leases; it alone talks to the
+ * registry.  The minting path only compares the millisecond it stamps with
+ * the lease's end in shared memory, beside the fence.
+ *
+ * Why two servers' IDs never collide: an owner stamps only milliseconds
+ * below its lease's end, and publishes an end here only after the registry
+ * committed it; a new owner takes a lease only when it has ended by the
+ * registry's clock, or was given back, and raises the generator strictly
+ * above the previous valid_until before it mints.  The two servers' IDs of
+ * the shard are then in disjoint ranges of milliseconds, whatever their
+ * clocks say and however long either was paused: clocks decide only when a
+ * lease may pass on, never whether IDs can repeat.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/lease.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "common/int.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "generator.h"
+#include "idgen_compat.h"
+#include "layout.h"
+#include "lease.h"
+#include "settings.h"
+#include "shard.h"
+#include "wait_event.h"
+
+/* A lease array indexed by shard: 2^16 shards take 512 kB. */
+#define MAX_LEASE_SHARD_BITS	16
+
+/* The longest one exchange with the registry may take. */
+#define REGISTRY_TIMEOUT_MS		5000
+
+bool		idgen_leases_on = false;
+pg_atomic_uint64 *idgen_lease_ends = NULL;
+
+typedef struct IdgenLeaseShared
+{
+	char		owner[33];		/* this start's token, hexadecimal */
+	slock_t		mutex;			/* protects worker_latch */
+	Latch	   *worker_latch;
+	ConditionVariable cv;		/* broadcast when a lease's end moves */
+	pg_atomic_uint32 wanted;	/* a minter waits for a lease */
+	int			nshards;
+	pg_atomic_uint64 ends[FLEXIBLE_ARRAY_MEMBER];	/* by shard */
+} IdgenLeaseShared;
+
+static IdgenLeaseShared *lease_shared = NULL;
+
+/* Made by the postmaster once, so a crash restart keeps it. */
+static char owner_token[33];
+
+/* ---- shared memory ---- */
+
+Size
+idgen_lease_shmem_size(void)
+{
+	if (!idgen_leases_on)
+		return 0;
+	return add_size(offsetof(IdgenLeaseShared, ends),
+					mul_size(sizeof(pg_atomic_uint64),
+							 (Size) 1 << idgen_layout.shard_bits));
+}
+
+/* With AddinShmemInitLock held. */
+void
+idgen_lease_shmem_startup(void)
+{
+	bool		found;
+
+	if (!idgen_leases_on)
+		return;
+	lease_shared = ShmemInitStruct("idgen lease", idgen_lease_shmem_size(),
+								   &found);
+	if (!found)
+	{
+		strlcpy(lease_shared->owner, owner_token, sizeof(lease_shared->owner));
+		SpinLockInit(&lease_shared->mutex);
+		lease_shared->worker_latch = NULL;
+		ConditionVariableInit(&lease_shared->cv);
+		pg_atomic_init_u32(&lease_shared->wanted, 0);
+		lease_shared->nshards = 1 << idgen_layout.shard_bits;
+		for (int i = 0; i < lease_shared->nshards; i++)
+			pg_atomic_init_u64(&lease_shared->ends[i], IDGEN_LEASE_PENDING);
+	}
+	idgen_lease_ends = lease_shared->ends;
+}
+
+/* ---- minting ---- */
+
+static void
+wake_lease_worker(void)
+{
+	Latch	   *latch;
+
+	if (pg_atomic_read_u32(&lease_shared->wanted) != 0)
+		return;
+	pg_atomic_write_u32(&lease_shared->wanted, 1);
+	SpinLockAcquire(&lease_shared->mutex);
+	latch = lease_shared->worker_latch;
+	SpinLockRelease(&lease_shared->mutex);
+	if (latch)
+		SetLatch(latch);
+}
+
+/*
+ * Wait until this server's lease on shard reaches past ms: true when it
+ * does, false when it is held elsewhere or timeout_us passes first.
+ */
+bool
+idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us)
+{
+	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_LEASE);
+	instr_time	start;
+	instr_time	now;
+	bool		held = false;
+
+	INSTR_TIME_SET_CURRENT(start);
+	ConditionVariablePrepareToSleep(&lease_shared->cv);
+	for (;;)
+	{
+		uint64		end = idgen_lease_end(shard);
+
+		if (end > (uint64) ms)
+		{
+			held = true;
+			break;
+		}
+		if (end == IDGEN_LEASE_NOT_HELD)
+			break;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MICROSEC(now) >= timeout_us)
+			break;
+		wake_lease_worker();
+		(void) ConditionVariableTimedSleep(&lease_shared->cv, 10,
+										   wait_event_info);
+	}
+	ConditionVariableCancelSleep();
+	return held;
+}
+
+/* Why a mint for shard at ms cannot go on. */
+void
+idgen_lease_error(int32 shard, int64 ms pg_attribute_unused())
+{
+	uint64		end = idgen_lease_end(shard);
+
+	if (end == IDGEN_LEASE_NOT_HELD)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server holds no lease on shard %d", shard),
+				 errdetail("Another server holds the lease in the registry of \"%s\", or held it too recently.",
+						   "idgen.lease_registry"),
+				 errhint("Give each server shards of its own; a shard moves to another server once its owner drops it from \"%s\" or \"%s\", or stops.",
+						 "idgen.shard_id", "idgen.shard_ids")));
+	if (end == IDGEN_LEASE_PENDING)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not take the lease on shard %d within \"%s\" (%d ms)",
+						shard, "idgen.max_wait", idgen_max_wait),
+				 errdetail("With \"%s\" set, a server mints for a shard only while it holds the shard's lease.",
+						   "idgen.lease_registry"),
+				 errhint("Check the server log for messages of the \"idgen lease\" worker, and that the lease registry is reachable.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not renew the lease on shard %d within \"%s\" (%d ms)",
+					shard, "idgen.max_wait", idgen_max_wait),
+			 errdetail("This server's lease on the shard ended at %s, and the lease registry has not renewed it.",
+					   timestamptz_to_str(idgen_ms_to_timestamptz((int64) end))),
+			 errhint("Check the server log for messages of the \"idgen lease\" worker, and that the lease registry is reachable.")));
+}
+
+/* ---- the registry ---- */
+
+/*
+ * Times cross the wire as microseconds since 1970; the registry turns them
+ * into timestamptz, so that people read its rows.
+ */
+#define UNIX_US_TO_TIMESTAMPTZ(p) \
+	"timestamptz 'epoch' + " p "::bigint * interval '1 microsecond'"
+#define TIMESTAMPTZ_TO_UNIX_US(x) \
+	"(extract(epoch FROM " x ") * 1000000)::bigint"
+
+static const char *const create_table_sql =
+"CREATE TABLE IF NOT EXISTS idgen_lease (\n"
+"    shard integer PRIMARY KEY CHECK (shard >= 0),\n"
+"    owner text,\n"
+"    owner_name text,\n"
+"    valid_until timestamptz,\n"
+"    renewed_at timestamptz\n"
+")";
+
+static const char *const add_rows_sql =
+"INSERT INTO idgen_lease (shard) SELECT unnest($1::integer[]) "
+"ON CONFLICT (shard) DO NOTHING";
+
+static const char *const lock_rows_sql =
+"SELECT shard, owner, owner_name, "
+TIMESTAMPTZ_TO_UNIX_US("valid_until") ", "
+TIMESTAMPTZ_TO_UNIX_US("clock_timestamp()") " "
+"FROM idgen_lease WHERE shard = ANY ($1::integer[]) ORDER BY shard FOR UPDATE";
+
+static const char *const update_rows_sql =
+"UPDATE idgen_lease AS l SET owner = n.owner, "
+"owner_name = CASE WHEN n.owner IS NULL THEN l.owner_name ELSE $4 END, "
+"valid_until = " UNIX_US_TO_TIMESTAMPTZ("n.until") ", "
+"renewed_at = clock_timestamp() "
+"FROM unnest($1::integer[], $2::text[], $3::bigint[]) AS n (shard, owner, until) "
+"WHERE l.shard = n.shard";
+
+static PGconn *registry = NULL;
+static bool registry_has_table = false;
+
+/* Deadlines are microseconds of the monotonic clock. */
+static int64
+monotonic_us(void)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	return (int64) INSTR_TIME_GET_MICROSEC(now);
+}
+
+/* Milliseconds left before deadline, at least 0. */
+static long
+ms_left(int64 deadline)
+{
+	int64		left = deadline - monotonic_us();
+
+	return left <= 0 ? 0 : (long) ((left + 999) / 1000);
+}
+
+/*
+ * Wait for the registry's socket; false at the deadline.  Signals set the
+ * latch and are served by the main loop once the exchange ends, which the
+ * deadline bounds.
+ */
+static bool
+wait_registry(int socket_events, int64 deadline)
+{
+	for (;;)
+	{
+		long		timeout = ms_left(deadline);
+		int			rc;
+
+		if (timeout <= 0)
+			return false;
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH |
+							   socket_events,
+							   PQsocket(registry), timeout,
+							   idgen_wait_event_info(IDGEN_WAIT_LEASE_REGISTRY));
+		if (rc & WL_LATCH_SET)
+			ResetLatch(MyLatch);
+		if (rc & socket_events)
+			return true;
+	}
+}
+
+static void
+registry_close(void)
+{
+	if (registry != NULL)
+		PQfinish(registry);
+	registry = NULL;
+	registry_has_table = false;
+}
+
+/* The registry's notices ("relation already exists") are no news. */
+static void
+registry_notice(void *arg, const char *message)
+{
+	elog(DEBUG1, "idgen lease registry: %s", message);
+}
+
+/* Connect if not connected; false, with *error set, if that fails. */
+static bool
+registry_connect(int64 deadline, char **error)
+{
+	const char *keywords[] = {"dbname", "application_name", NULL};
+	const char *values[] = {idgen_lease_registry, "idgen lease", NULL};
+	PostgresPollingStatusType status = PGRES_POLLING_WRITING;
+
+	if (registry != NULL && PQstatus(registry) == CONNECTION_OK)
+		return true;
+	registry_close();
+
+	registry = PQconnectStartParams(keywords, values, true);
+	if (registry == NULL)
+	{
+		*error = pstrdup("out of memory");
+		return false;
+	}
+	PQsetNoticeProcessor(registry, registry_notice, NULL);
+	while (status != PGRES_POLLING_OK)
+	{
+		if (status == PGRES_POLLING_FAILED || PQstatus(registry) == CONNECTION_BAD)
+		{
+			*error = pchomp(PQerrorMessage(registry));
+			registry_close();
+			return false;
+		}
+		if (!wait_registry(status == PGRES_POLLING_READING ?
+						   WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE, deadline))
+		{
+			*error = pstrdup("timed out connecting");
+			registry_close();
+			return false;
+		}
+		status = PQconnectPoll(registry);
+	}
+	return true;
+}
+
+/*
+ * Run one statement; its result, or NULL with *error set (the connection is
+ * then closed, which rolls back an open transaction).
+ */
+static PGresult *
+registry_exec(const char *sql, int nparams, const char *const *params,
+			  int64 deadline, char **error)
+{
+	PGresult   *result = NULL;
+	PGresult   *r;
+
+	if (!PQsendQueryParams(registry, sql, nparams, NULL, params, NULL, NULL, 0))
+	{
+		*error = pchomp(PQerrorMessage(registry));
+		registry_close();
+		return NULL;
+	}
+	for (;;)
+	{
+		while (PQisBusy(registry))
+		{
+			if (!wait_registry(WL_SOCKET_READABLE, deadline))
+			{
+				*error = pstrdup("timed out waiting for the registry");
+				PQclear(result);
+				registry_close();
+				return NULL;
+			}
+			if (!PQconsumeInput(registry))
+			{
+				*error = pchomp(PQerrorMessage(registry));
+				PQclear(result);
+				registry_close();
+				return NULL;
+			}
+		}
+		r = PQgetResult(registry);
+		if (r == NULL)
+			break;
+		/* keep the first result, or the first error */
+		if (result == NULL || (PQresultStatus(r) == PGRES_FATAL_ERROR &&
+							   PQresultStatus(result) != PGRES_FATAL_ERROR))
+		{
+			PQclear(result);
+			result = r;
+		}
+		else
+			PQclear(r);
+	}
+	if (result == NULL || PQresultStatus(result) == PGRES_FATAL_ERROR ||
+		PQresultStatus(result) == PGRES_BAD_RESPONSE ||
+		PQresultStatus(result) == PGRES_NONFATAL_ERROR)
+	{
+		*error = result ? pchomp(PQresultErrorMessage(result)) :
+			pchomp(PQerrorMessage(registry));
+		PQclear(result);
+		registry_close();
+		return NULL;
+	}
+	return result;
+}
+
+static bool
+registry_command(const char *sql, int nparams, const char *const *params,
+				 int64 deadline, char **error)
+{
+	PGresult   *result = registry_exec(sql, nparams, params, deadline, error);
+
+	if (result == NULL)
+		return false;
+	PQclear(result);
+	return true;
+}
+
+/* ---- the worker ---- */
+
+/* This server's view of one shard it owns, or owned. */
+typedef struct ShardLease
+{
+	int32		shard;
+	bool		wanted;			/* the shard is in this server's settings */
+	uint64		end;			/* as published in shared memory */
+	bool		warned;			/* "held by another" was logged */
+} ShardLease;
+
+static ShardLease *leases = NULL;
+static int	nleases = 0;
+static bool registry_failing = false;
+
+/* The layout's milliseconds to Unix microseconds and back. */
+static int64
+ms_to_unix_us(int64 ms)
+{
+	return idgen_ms_to_timestamptz(ms) + IDGEN_POSTGRES_EPOCH_UNIX_US;
+}
+
+static int64
+unix_us_to_ms(int64 unix_us)
+{
+	int64		us = unix_us - IDGEN_POSTGRES_EPOCH_UNIX_US - idgen_layout.epoch;
+
+	/* rounded down */
+	return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+}
+
+static void
+publish_end(ShardLease *lease, uint64 end)
+{
+	lease->end = end;
+	pg_atomic_write_u64(&lease_shared->ends[lease->shard], end);
+	ConditionVariableBroadcast(&lease_shared->cv);
+}
+
+/* The shards in the settings now, merged into leases. */
+static void
+refresh_wanted(void)
+{
+	int32	   *owned;
+	int			nowned = idgen_owned_shards(&owned);
+	ShardLease *merged = palloc(sizeof(ShardLease) * (nowned + nleases));
+	int			n = 0;
+	int			i = 0;
+	int			j = 0;
+
+	/* both ascending */
+	while (i < nowned || j < nleases)
+	{
+		if (j >= nleases || (i < nowned && owned[i] < leases[j].shard))
+		{
+			merged[n] = (ShardLease)
+			{
+				.shard = owned[i],.wanted = true,
+					.end = pg_atomic_read_u64(&lease_shared->ends[owned[i]])
+			};
+			n++, i++;
+		}
+		else if (i >= nowned || leases[j].shard < owned[i])
+		{
+			/* no longer wanted: kept until given back */
+			leases[j].wanted = false;
+			if (leases[j].end > IDGEN_LEASE_NOT_HELD)
+				merged[n++] = leases[j];
+			j++;
+		}
+		else
+		{
+			merged[n] = leases[j];
+			merged[n].wanted = true;
+			n++, i++, j++;
+		}
+	}
+	pfree(owned);
+	if (leases)
+		pfree(leases);
+	leases = merged;
+	nleases = n;
+}
+
+/*
+ * Stop minting for the shards not wanted (all of them when giving back at
+ * shut down) and say up to which millisecond each was stamped.
+ *
+ * Order matters.  Their ends go to IDGEN_LEASE_NOT_HELD first; then the
+ * generator's state moves one step, by compare-and-swap.  A minter whose
+ * compare-and-swap comes after that step read the state after it, so (the
+ * read barrier of idgen_lease_end) it reads the end after it too, and does
+ * not mint; one whose compare-and-swap came first minted at or below the
+ * state stepped from.  So nothing of these shards is ever stamped above
+ * the returned millisecond.
+ */
+static int64
+stop_minting(bool all)
+{
+	bool		any = false;
+
+	for (int i = 0; i < nleases; i++)
+	{
+		if ((all || !leases[i].wanted) && leases[i].end > IDGEN_LEASE_NOT_HELD)
+		{
+			pg_atomic_write_u64(&lease_shared->ends[leases[i].shard],
+								IDGEN_LEASE_NOT_HELD);
+			any = true;
+		}
+	}
+	if (!any)
+		return 0;
+	pg_memory_barrier();
+	return idgen_step_generator();
+}
+
+/*
+ * One exchange with the registry: take or renew the lease on every shard
+ * wanted, give back those that are not (or all of them, at shut down).
+ * Shared memory changes only after the registry committed, except that
+ * minting stops first for a lease given back.  False if it failed.
+ */
+static bool
+lease_round(bool giving_back_all)
+{
+	int64		deadline;
+	char	   *error = NULL;
+	int64		last_ms = 0;
+	StringInfoData shards;
+	StringInfoData upd_shards;
+	StringInfoData upd_owners;
+	StringInfoData upd_until;
+	const char *params[4];
+	PGresult   *rows;
+	int64		now_ms;
+	int		   *action;			/* per lease: 0 none, 1 renew, 2 take, 3 give back */
+	int64	   *new_end;		/* the layout's ms, for 1 and 2 */
+	int64	   *prev_until;		/* the layout's ms, for 2; -1 when never leased */
+	char	   *owner_name;
+	char		host[256];
+	bool		ok = false;
+
+	deadline = monotonic_us() +
+		(int64) Min(REGISTRY_TIMEOUT_MS, Max(idgen_lease_duration / 3, 100)) * 1000;
+
+	last_ms = stop_minting(giving_back_all);
+
+	initStringInfo(&shards);
+	appendStringInfoChar(&shards, '{');
+	for (int i = 0; i < nleases; i++)
+		appendStringInfo(&shards, "%s%d", i ? "," : "", leases[i].shard);
+	appendStringInfoChar(&shards, '}');
+
+	action = palloc0(sizeof(int) * Max(nleases, 1));
+	new_end = palloc0(sizeof(int64) * Max(nleases, 1));
+	prev_until = palloc0(sizeof(int64) * Max(nleases, 1));
+	if (gethostname(host, sizeof(host)) != 0)
+		strlcpy(host, "?", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	owner_name = psprintf("%s port %d, system %llu, postmaster %d",
+						  host, PostPortNumber,
+						  (unsigned long long) GetSystemIdentifier(),
+						  (int) getppid());
+
+	if (!registry_connect(deadline, &error))
+		goto done;
+	if (!registry_has_table)
+	{
+		/* CREATE ... IF NOT EXISTS would need CREATE even when it exists */
+		rows = registry_exec("SELECT to_regclass('idgen_lease') IS NOT NULL",
+							 0, NULL, deadline, &error);
+		if (rows == NULL)
+			goto done;
+		registry_has_table = strcmp(PQgetvalue(rows, 0, 0), "t") == 0;
+		PQclear(rows);
+		if (!registry_has_table &&
+			!registry_command(create_table_sql, 0, NULL, deadline, &error))
+			goto done;
+		registry_has_table = true;
+	}
+	if (!registry_command("BEGIN", 0, NULL, deadline, &error))
+		goto done;
+	params[0] = shards.data;
+	if (!registry_command(add_rows_sql, 1, params, deadline, &error))
+		goto done;
+	rows = registry_exec(lock_rows_sql, 1, params, deadline, &error);
+	if (rows == NULL)
+		goto done;
+
+	/* decide, row by row (both lists are ascending) */
+	now_ms = idgen_wall_ms();
+	initStringInfo(&upd_shards);
+	initStringInfo(&upd_owners);
+	initStringInfo(&upd_until);
+	for (int r = 0, i = 0; r < PQntuples(rows); r++)
+	{
+		int32		shard = pg_strtoint32(PQgetvalue(rows, r, 0));
+		bool		no_owner = PQgetisnull(rows, r, 1);
+		bool		mine = !no_owner &&
+			strcmp(PQgetvalue(rows, r, 1), lease_shared->owner) == 0;
+		bool		never = PQgetisnull(rows, r, 3);
+		int64		until_us = never ? 0 : pg_strtoint64(PQgetvalue(rows, r, 3));
+		int64		registry_now_us = pg_strtoint64(PQgetvalue(rows, r, 4));
+		ShardLease *lease;
+
+		while (i < nleases && leases[i].shard < shard)
+			i++;
+		if (i >= nleases || leases[i].shard != shard)
+			continue;
+		lease = &leases[i];
+
+		if (giving_back_all || !lease->wanted)
+		{
+			if (mine)
+				action[i] = 3;
+		}
+		else if (mine || no_owner || never || until_us < registry_now_us)
+		{
+			int64		from = now_ms;
+
+			action[i] = mine ? 1 : 2;
+			prev_until[i] = never ? -1 : unix_us_to_ms(until_us);
+			if (action[i] == 2 && prev_until[i] + 1 > from)
+				from = prev_until[i] + 1;
+			new_end[i] = from + idgen_lease_duration;
+			/* a renewal never shortens what minters were told */
+			if (action[i] == 1 && lease->end > IDGEN_LEASE_NOT_HELD)
+				new_end[i] = Max(new_end[i], (int64) lease->end);
+			if (new_end[i] >= idgen_max_ms())
+				new_end[i] = idgen_max_ms();
+		}
+		else
+		{
+			action[i] = 0;
+			if (!lease->warned)
+			{
+				ereport(WARNING,
+						(errmsg("shard %d is leased to another server until %s; this server does not mint for it",
+								shard,
+								timestamptz_to_str((TimestampTz) (until_us - IDGEN_POSTGRES_EPOCH_UNIX_US))),
+						 errdetail("The lease registry names its owner \"%s\".",
+								   PQgetisnull(rows, r, 2) ? "" : PQgetvalue(rows, r, 2)),
+						 errhint("Give each server shards of its own in \"%s\" and \"%s\".",
+								 "idgen.shard_id", "idgen.shard_ids")));
+				lease->warned = true;
+			}
+			publish_end(lease, IDGEN_LEASE_NOT_HELD);
+			continue;
+		}
+		if (action[i] == 0)
+			continue;
+		appendStringInfo(&upd_shards, "%s%d", upd_shards.len ? "," : "", shard);
+		if (action[i] == 3)
+		{
+			/* given back with the last millisecond that can carry it */
+			int64		last = Min(last_ms, (int64) lease->end - 1);
+
+			appendStringInfo(&upd_owners, "%sNULL", upd_owners.len ? "," : "");
+			appendStringInfo(&upd_until, "%s" INT64_FORMAT,
+							 upd_until.len ? "," : "", ms_to_unix_us(last));
+		}
+		else
+		{
+			appendStringInfo(&upd_owners, "%s%s", upd_owners.len ? "," : "",
+							 lease_shared->owner);
+			appendStringInfo(&upd_until, "%s" INT64_FORMAT,
+							 upd_until.len ? "," : "",
+							 ms_to_unix_us(new_end[i] - 1));
+		}
+	}
+	PQclear(rows);
+
+	if (upd_shards.len > 0)
+	{
+		char	   *s = psprintf("{%s}", upd_shards.data);
+		char	   *o = psprintf("{%s}", upd_owners.data);
+		char	   *u = psprintf("{%s}", upd_until.data);
+
+		params[0] = s;
+		params[1] = o;
+		params[2] = u;
+		params[3] = owner_name;
+		if (!registry_command(update_rows_sql, 4, params, deadline, &error))
+			goto done;
+	}
+	rows = registry_exec("COMMIT", 0, NULL, deadline, &error);
+	if (rows == NULL)
+		goto done;
+	if (strcmp(PQcmdStatus(rows), "COMMIT") != 0)
+	{
+		error = psprintf("the transaction ended in %s", PQcmdStatus(rows));
+		PQclear(rows);
+		registry_close();
+		goto done;
+	}
+	PQclear(rows);
+	ok = true;
+
+	/* committed: now minters may use what was taken or renewed */
+	for (int i = 0; i < nleases; i++)
+	{
+		ShardLease *lease = &leases[i];
+
+		switch (action[i])
+		{
+			case 1:
+				if (lease->end <= IDGEN_LEASE_NOT_HELD)
+					ereport(LOG,
+							(errmsg("idgen holds the lease on shard %d", lease->shard)));
+				publish_end(lease, (uint64) new_end[i]);
+				lease->warned = false;
+				break;
+			case 2:
+				/* strictly above every ID the previous owner stamped */
+				if (prev_until[i] >= 0)
+					idgen_raise_generator(prev_until[i] + 1);
+				ereport(LOG,
+						(errmsg("idgen took the lease on shard %d", lease->shard),
+						 prev_until[i] >= 0 ?
+						 errdetail("IDs of the shard start after %s, where the previous lease ended.",
+								   timestamptz_to_str(idgen_ms_to_timestamptz(prev_until[i]))) : 0));
+				publish_end(lease, (uint64) new_end[i]);
+				lease->warned = false;
+				break;
+			case 3:
+				ereport(LOG,
+						(errmsg("idgen gave back the lease on shard %d", lease->shard)));
+				break;
+		}
+	}
+
+done:
+	if (!ok)
+	{
+		if (!registry_failing)
+			ereport(WARNING,
+					(errmsg("could not renew shard leases in the idgen lease registry: %s", error),
+					 errdetail("Minting for a shard stops when its lease ends, %d ms after its last renewal, unless the registry is reached before.",
+							   idgen_lease_duration),
+					 errhint("Check \"%s\" and the registry server.",
+							 "idgen.lease_registry")));
+		registry_failing = true;
+	}
+	else
+	{
+		if (registry_failing)
+			ereport(LOG,
+					(errmsg("reached the idgen lease registry again")));
+		registry_failing = false;
+	}
+
+	/* forget the leases given back; keep trying the others */
+	if (ok)
+	{
+		int			n = 0;
+
+		for (int i = 0; i < nleases; i++)
+			if (leases[i].wanted)
+				leases[n++] = leases[i];
+		nleases = n;
+	}
+	pfree(action);
+	pfree(new_end);
+	pfree(prev_until);
+	return ok;
+}
+
+static void
+lease_worker_detach(int code, Datum arg)
+{
+	SpinLockAcquire(&lease_shared->mutex);
+	lease_shared->worker_latch = NULL;
+	SpinLockRelease(&lease_shared->mutex);
+	registry_close();
+}
+
+/* When the next exchange is due, in the layout's ms. */
+static int64
+next_round_ms(bool last_ok)
+{
+	int64		now = idgen_wall_ms();
+	int64		retry = now + Min(1000, idgen_lease_duration / 10);
+	int64		next = now + idgen_lease_duration / 3;
+
+	if (!last_ok)
+		return retry;
+	for (int i = 0; i < nleases; i++)
+	{
+		if (!leases[i].wanted)
+			return now;
+		if (leases[i].end <= IDGEN_LEASE_NOT_HELD)
+			next = Min(next, retry);
+		else
+			/* renew with two thirds of the lease left */
+			next = Min(next, (int64) leases[i].end -
+					   2 * (int64) idgen_lease_duration / 3);
+	}
+	return next;
+}
+
+void
+idgen_lease_worker_main(Datum main_arg)
+{
+	bool		last_ok = true;
+	int64		next_ms;
+	int64		last_round_ms = PG_INT64_MIN / 2;
+	MemoryContext round_context;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	SpinLockAcquire(&lease_shared->mutex);
+	lease_shared->worker_latch = MyLatch;
+	SpinLockRelease(&lease_shared->mutex);
+	before_shmem_exit(lease_worker_detach, 0);
+
+	round_context = AllocSetContextCreate(TopMemoryContext, "idgen lease round",
+										  ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(TopMemoryContext);
+	refresh_wanted();
+	next_ms = idgen_wall_ms();
+
+	for (;;)
+	{
+		int64		now;
+		bool		asked = false;
+
+		if (ShutdownRequestPending)
+		{
+			/* a clean stop hands every lease back with its last ms */
+			MemoryContextSwitchTo(round_context);
+			(void) lease_round(true);
+			MemoryContextSwitchTo(TopMemoryContext);
+			proc_exit(0);
+		}
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			MemoryContextSwitchTo(TopMemoryContext);
+			refresh_wanted();
+			next_ms = idgen_wall_ms();
+		}
+
+		/* a minter waits: at once, but not more than every 100 ms */
+		asked = pg_atomic_read_u32(&lease_shared->wanted) != 0;
+		now = idgen_wall_ms();
+		if (now >= next_ms || (asked && now - last_round_ms >= 100))
+		{
+			MemoryContext old = MemoryContextSwitchTo(round_context);
+
+			pg_atomic_write_u32(&lease_shared->wanted, 0);
+			last_ok = lease_round(false);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(round_context);
+			last_round_ms = now;
+			next_ms = next_round_ms(last_ok);
+			now = idgen_wall_ms();
+		}
+		else if (asked)
+			next_ms = Min(next_ms, last_round_ms + 100);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 (long) Max(Min(next_ms - now, idgen_lease_duration), 1),
+						 idgen_wait_event_info(IDGEN_WAIT_LEASE_WORKER_MAIN));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* ---- start ---- */
+
+void
+idgen_lease_register(void)
+{
+	BackgroundWorker worker;
+	uint8		token[16];
+
+	idgen_leases_on = idgen_lease_registry != NULL && idgen_lease_registry[0] != '\0';
+	if (!idgen_leases_on)
+		return;
+	if (idgen_layout.shard_bits > MAX_LEASE_SHARD_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" needs \"%s\" of %d or fewer",
+						"idgen.lease_registry", "idgen.shard_bits",
+						MAX_LEASE_SHARD_BITS),
+				 errhint("Leave \"%s\" empty, or use fewer shard bits.",
+						 "idgen.lease_registry")));
+
+	/* new at every start of the server, so a copy of it is another owner */
+	if (!pg_strong_random(token, sizeof(token)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random lease owner token")));
+	hex_encode((char *) token, sizeof(token), owner_token);
+	owner_token[32] = '\0';
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	/* only a primary mints, so only a primary holds leases */
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "idgen", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "idgen_lease_worker_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "idgen lease", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "idgen lease", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}

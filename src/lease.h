@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease.h
+ *		Shard leases: with idgen.lease_registry set, a server mints for a
+ *		shard only below the end of the lease it holds on it.
+ *
+ * The minting path reads one word of shared memory per mint, the lease's
+ * end; everything that talks to the registry is in the lease worker
+ * (lease.c, and doc/design.md, "Shard leases").
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/lease.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_LEASE_H
+#define IDGEN_LEASE_H
+
+#include "port/atomics.h"
+
+#include "idgen_compat.h"
+
+/*
+ * A shard's word: the first millisecond (of the layout) this server may not
+ * stamp, or one of these, below any real end.
+ */
+#define IDGEN_LEASE_PENDING		UINT64CONST(0)	/* not yet asked for */
+#define IDGEN_LEASE_NOT_HELD	UINT64CONST(1)	/* another server holds it */
+
+/* Leases are on: fixed at server start, as idgen.lease_registry is. */
+extern IDGEN_HOT_GLOBAL bool idgen_leases_on;
+extern IDGEN_HOT_GLOBAL pg_atomic_uint64 *idgen_lease_ends;
+
+/*
+ * The end of this server's lease on shard.  The read barrier orders it
+ * after the caller's read of the generator's state: a lease given back
+ * after that state was read is seen (lease.c, hand_back).
+ */
+static inline uint64
+idgen_lease_end(int32 shard)
+{
+	pg_read_barrier();
+	return pg_atomic_read_u64(&idgen_lease_ends[shard]);
+}
+
+/* For minting (generator.c). */
+extern bool idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us);
+extern void idgen_lease_error(int32 shard, int64 ms);
+
+/* For _PG_init and the shared memory hooks (idgen.c). */
+extern void idgen_lease_register(void);
+extern Size idgen_lease_shmem_size(void);
+extern void idgen_lease_shmem_startup(void);
+
+extern PGDLLEXPORT void idgen_lease_worker_main(Datum main_arg);
+
+#endif							/* IDGEN_LEASE_H */
