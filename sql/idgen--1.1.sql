@@ -469,3 +469,13 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_span(interval) IS
 'the number of IDs an interval of time covers under the server''s layout';
+
+-- This server's lease on each shard it owns (idgen.lease_registry).
+CREATE FUNCTION idgen_leases(OUT shard integer, OUT state text,
+                             OUT valid_until timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_leases'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_leases() IS
+'this server''s lease on each shard it owns: held, expired, pending or not held, and the last millisecond it may stamp';

@@ -191,3 +191,6 @@ RESET max_parallel_workers_per_gather;
 
 DROP TABLE par_src;
 DROP TABLE orders;
+
+-- without idgen.lease_registry this server holds no leases, and needs none
+SELECT count(*) AS leases FROM idgen_leases();

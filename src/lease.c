@@ -32,6 +32,7 @@
 
 #include <unistd.h>
 
+#include "access/htup_details.h"
 #include "access/xlog.h"
 #include "common/int.h"
 #include "libpq-fe.h"
@@ -46,6 +47,7 @@
 #include "storage/latch.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -891,6 +893,53 @@ idgen_lease_worker_main(Datum main_arg)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/* ---- SQL ---- */
+
+PG_FUNCTION_INFO_V1(idgen_leases);
+
+/*
+ * This server's lease on each shard it owns: no rows without a registry.
+ * valid_until is the last millisecond this server may stamp.
+ */
+Datum
+idgen_leases(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int32	   *shards;
+	int			nshards;
+	int64		now;
+
+	idgen_check_preloaded();
+	InitMaterializedSRF(fcinfo, 0);
+	if (!idgen_leases_on)
+		PG_RETURN_VOID();
+
+	nshards = idgen_owned_shards(&shards);
+	now = idgen_wall_ms();
+	for (int i = 0; i < nshards; i++)
+	{
+		uint64		end = pg_atomic_read_u64(&lease_shared->ends[shards[i]]);
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = Int32GetDatum(shards[i]);
+		if (end == IDGEN_LEASE_PENDING)
+			values[1] = CStringGetTextDatum("pending");
+		else if (end == IDGEN_LEASE_NOT_HELD)
+			values[1] = CStringGetTextDatum("not held");
+		else if ((int64) end <= now)
+			values[1] = CStringGetTextDatum("expired");
+		else
+			values[1] = CStringGetTextDatum("held");
+		if (end > IDGEN_LEASE_NOT_HELD)
+			values[2] = TimestampTzGetDatum(idgen_ms_to_timestamptz((int64) end - 1));
+		else
+			nulls[2] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
 }
 
 /* ---- start ---- */

@@ -76,6 +76,15 @@ sub min_id
 	return $min;
 }
 
+# What idgen_leases() shows for a shard: its state, and whether its
+# valid_until is the registry's.
+sub lease_state
+{
+	my ($node, $shard) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT state FROM idgen_leases() WHERE shard = $shard");
+}
+
 # Poll $sql on $node until it succeeds, for up to $seconds.
 sub eventually_mints
 {
@@ -120,6 +129,12 @@ like($owner_a, qr/^[0-9a-f]{32}$/, 'the registry names an owner token for shard 
 like($name_a, qr/port ${\ $a->port}/, 'and says which server it is');
 cmp_ok(id_unix_ms($a, max_id(\@a_ids)), '<=', $until_1,
 	'no ID is stamped after the lease\'s valid_until');
+is(lease_state($a, 5), 'held', 'idgen_leases() shows the lease held');
+cmp_ok(
+	$a->safe_psql('postgres',
+		"SELECT (extract(epoch FROM valid_until) * 1000)::bigint FROM idgen_leases() WHERE shard = 5"),
+	'<=', $until_1,
+	'with a valid_until no later than the registry\'s');
 
 sleep 7;    # longer than the lease
 my @more = mint($a, 100, name => 'A still mints after longer than one lease');
@@ -149,6 +164,7 @@ sleep 7;    # past the end of the lease
 my ($ret, $stderr) = psql_fails($a, 'SELECT idgen_next()');
 isnt($ret, 0, 'a registry outage longer than the lease stops minting');
 like($stderr, qr/could not renew the lease on shard 5/, 'with the reason');
+is(lease_state($a, 5), 'expired', 'idgen_leases() shows the lease expired');
 like($stderr, qr/55000/, 'and SQLSTATE 55000 (object not in prerequisite state)');
 ok( $a->log_contains('could not renew shard leases in the idgen lease registry', $log_offset),
 	'the lease worker logged that it could not reach the registry');
@@ -168,6 +184,8 @@ $b->safe_psql('postgres', 'CREATE EXTENSION idgen');
 ($ret, $stderr) = psql_fails($b, 'SELECT idgen_next()');
 isnt($ret, 0, 'B refuses to mint for shard 5, leased to A');
 like($stderr, qr/this server holds no lease on shard 5/, 'with the reason');
+is(lease_state($b, 5), 'not held', 'idgen_leases() on B shows shard 5 not held');
+is(lease_state($b, 6), 'held', 'and shard 6 held');
 my @b6 = mint($b, 100, call => 'idgen_next(6)',
 	name => 'B mints for its own shard 6');
 ok($b->wait_for_log(qr/shard 5 is leased to another server/),
