@@ -20,7 +20,9 @@
 #  - A query on one day's min_id_at() range reads one partition.
 #  - The limits the README states: pg_partman reads the newest ID in double
 #    precision, so the last ID of a day counts as the next day's; an ID
-#    past the premade partitions lands in the default partition.
+#    past the premade partitions lands in the default partition, and the
+#    maintenance that must make its partition fails until it is moved out;
+#    without p_start_partition, today's rows get no partition.
 #
 # pg_partman needs no shared_preload_libraries: only its background worker
 # does, and run_maintenance() is called here instead.
@@ -83,14 +85,14 @@ CREATE EXTENSION pg_partman SCHEMA partman;
 CREATE TABLE events (id bigint NOT NULL DEFAULT idgen_next(), body text)
     PARTITION BY RANGE (id);
 
--- the children of events, with their bounds
+-- the partitions of each table, with their bounds
 CREATE VIEW children AS
-SELECT c.relname AS name,
+SELECT i.inhparent::regclass::text AS parent,
+       c.relname AS name,
        substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(\D*(\d+)')::bigint AS lo,
        substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(\D*(\d+)')::bigint AS hi,
        pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT' AS is_default
-  FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
- WHERE i.inhparent = 'events'::regclass;
+  FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid;
 });
 is( $node->safe_psql('postgres',
 		"SELECT now() >= '2026-03-01 10:00+00' AND now() < '2026-03-01 10:01+00'"),
@@ -114,14 +116,17 @@ UPDATE partman.part_config
 is($ret, 0, 'create_parent and the part_config settings');
 unlike($stderr, qr/WARNING/, 'no warning: the epoch is a midnight');
 
-# The days of the partitions, and how many children are not one day of IDs
-# from a midnight to the next, named for their lower bound.
+# The days of a table's partitions (events by default), and how many
+# partitions of events are not one day of IDs from a midnight to the next,
+# named for their lower bound.
 sub partition_days
 {
+	my ($parent) = @_;
+	$parent //= 'events';
 	return $node->safe_psql(
-		'postgres', q{
+		'postgres', qq{
 SELECT string_agg(to_char(id_to_timestamp(lo), 'MM-DD'), ' ' ORDER BY lo)
-  FROM children WHERE NOT is_default});
+  FROM children WHERE parent = '$parent' AND NOT is_default});
 }
 
 sub misshapen_partitions
@@ -129,7 +134,7 @@ sub misshapen_partitions
 	return $node->safe_psql(
 		'postgres', q{
 SELECT count(*) FROM children
- WHERE NOT is_default
+ WHERE parent = 'events' AND NOT is_default
    AND NOT coalesce(name = 'events_p' || lo
                     AND lo = min_id_at(date_trunc('day', id_to_timestamp(lo)))
                     AND hi = min_id_at(date_trunc('day', id_to_timestamp(lo)) + interval '1 day'),
@@ -152,7 +157,7 @@ is(partition_days(), '03-01 03-02 03-03 03-04 03-05',
 is(misshapen_partitions(), 0,
 	'each partition runs from min_id_at() of a midnight to the next, named for it');
 is( $node->safe_psql('postgres',
-		'SELECT name FROM children WHERE is_default'),
+		"SELECT name FROM children WHERE parent = 'events' AND is_default"),
 	'events_default',
 	'and a default partition');
 
@@ -289,13 +294,80 @@ $node->safe_psql('postgres', 'SELECT partman.run_maintenance()');
 is(partition_days(), '03-06 03-07 03-08 03-09 03-10 03-11 03-12 03-13',
 	'pg_partman counts it as 03-09: 03-13 made and 03-05 dropped');
 
-# Past the last premade partition, rows go to the default partition.
+# Past the last premade partition, rows go to the default partition; the
+# maintenance that must make their partition fails until they are moved out.
 is( $node->safe_psql(
 		'postgres', q{
 INSERT INTO events (id, body) VALUES (min_id_at('2026-03-14+00'), 'late')
 RETURNING tableoid::regclass}),
 	'events_default',
 	'an ID past the premade partitions lands in events_default');
+$node->safe_psql('postgres',
+	"INSERT INTO events (id, body) VALUES (min_id_at('2026-03-10 05:00+00'), 'built')");
+($ret, $stdout, $stderr) =
+  $node->psql('postgres', 'SELECT partman.run_maintenance()');
+like(
+	$stderr,
+	qr/updated partition constraint for default partition "events_default" would be violated/,
+	'maintenance that must make 03-14 fails on the row in events_default');
+# 5.2 stops with an ERROR, 5.5 skips the table with a WARNING.
+if ($partman_version =~ /^5\.2\./)
+{
+	like($stderr, qr/ERROR:  updated partition constraint/,
+		"pg_partman $partman_version: an ERROR");
+}
+elsif ($partman_version =~ /^5\.5\./)
+{
+	like(
+		$stderr,
+		qr/WARNING:  pg_partman maintenance skipped partition set for parent table public\.events: updated partition constraint/,
+		"pg_partman $partman_version: a WARNING");
+}
+is(partition_days(), '03-06 03-07 03-08 03-09 03-10 03-11 03-12 03-13',
+	'and makes no partition');
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE held (LIKE events);
+WITH moved AS (DELETE FROM events_default RETURNING *)
+INSERT INTO held SELECT * FROM moved;
+});
+$node->safe_psql('postgres', 'SELECT partman.run_maintenance()');
+is( $node->safe_psql(
+		'postgres', q{
+INSERT INTO events SELECT * FROM held;
+DROP TABLE held;
+SELECT tableoid::regclass::text = 'events_p' || min_id_at('2026-03-14+00')
+  FROM events WHERE body = 'late';
+}),
+	't',
+	'moved out of events_default, maintenance makes 03-14, and the row goes there'
+);
+is(partition_days(), '03-07 03-08 03-09 03-10 03-11 03-12 03-13 03-14',
+	'up to 4 days after 03-10, 03-06 dropped');
+
+# Without p_start_partition, an empty table's partitions begin at ID 0,
+# the epoch's day; today's rows land in the default partition, and
+# maintenance, seeing no row in the partitions, makes none.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE unstarted (id bigint NOT NULL DEFAULT idgen_next(), body text)
+    PARTITION BY RANGE (id);
+SELECT partman.create_parent(
+    p_parent_table := 'public.unstarted',
+    p_control := 'id',
+    p_interval := idgen_span('1 day')::text,
+    p_premake := 4);
+});
+is(partition_days('unstarted'), '01-01 01-02 01-03 01-04 01-05',
+	'without p_start_partition: the epoch and 4 days after it');
+is( $node->safe_psql(
+		'postgres', q{
+INSERT INTO unstarted (body) VALUES ('today') RETURNING tableoid::regclass}),
+	'unstarted_default',
+	"today's row lands in unstarted_default");
+$node->safe_psql('postgres', 'SELECT partman.run_maintenance()');
+is(partition_days('unstarted'), '01-01 01-02 01-03 01-04 01-05',
+	'and maintenance makes no partition for it');
 
 $node->stop;
 done_testing();
