@@ -53,6 +53,26 @@ for pkg in "${packages[@]}"; do
 	[ "$status" = installed ] || missing+=("$pkg")
 done
 
+# pg_partman for t/013_partman.pl, only where Debian's is 5.2 or later (the
+# integer partitions the README documents); 15's is 4.7 and is left out.
+partman_pkg="postgresql-$pg_major-partman"
+partman_candidate()
+{
+	apt-cache policy "$partman_pkg" 2>/dev/null |
+		sed -n 's/^ *Candidate: \([0-9].*\)$/\1/p'
+}
+status=$(dpkg-query -W -f='${db:Status-Status}' "$partman_pkg" 2>/dev/null || true)
+if [ "$status" != installed ]; then
+	candidate=$(partman_candidate)
+	if [ -z "$candidate" ] && idgen_is_root && [ "${IDGEN_SKIP_APT:-0}" != 1 ]; then
+		apt-get -q update >/dev/null
+		candidate=$(partman_candidate)
+	fi
+	if [ -n "$candidate" ] && dpkg --compare-versions "$candidate" ge 5.2; then
+		missing+=("$partman_pkg")
+	fi
+fi
+
 # Debian packages pgTAP for each server version it ships, but not yet for a
 # release candidate in experimental: then pgTAP is built from Debian's source.
 pgtap_pkg="postgresql-$pg_major-pgtap"
