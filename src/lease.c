@@ -187,7 +187,7 @@ idgen_lease_error(int32 shard, int64 ms pg_attribute_unused())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this server holds no lease on shard %d", shard),
-				 errdetail("Another server holds the lease in the registry of \"%s\", or held it too recently.",
+				 errdetail("The lease registry of \"%s\" has not given this server the shard's lease: another server holds it, or this server gave it back.",
 						   "idgen.lease_registry"),
 				 errhint("Give each server shards of its own; a shard moves to another server once its owner drops it from \"%s\" or \"%s\", or stops.",
 						 "idgen.shard_id", "idgen.shard_ids")));
@@ -216,8 +216,10 @@ idgen_lease_error(int32 shard, int64 ms pg_attribute_unused())
  */
 #define UNIX_US_TO_TIMESTAMPTZ(p) \
 	"timestamptz 'epoch' + " p "::bigint * interval '1 microsecond'"
+/* infinity is "forever", -infinity "never" (NULL) */
 #define TIMESTAMPTZ_TO_UNIX_US(x) \
-	"(extract(epoch FROM " x ") * 1000000)::bigint"
+	"CASE WHEN isfinite(" x ") THEN (extract(epoch FROM " x ") * 1000000)::bigint " \
+	"WHEN " x " > 'epoch' THEN 9223372036854775807 END"
 
 static const char *const create_table_sql =
 "CREATE TABLE IF NOT EXISTS idgen_lease (\n"
@@ -225,6 +227,7 @@ static const char *const create_table_sql =
 "    owner text,\n"
 "    owner_name text,\n"
 "    valid_until timestamptz,\n"
+"    previous_until timestamptz,\n"
 "    renewed_at timestamptz\n"
 ")";
 
@@ -235,19 +238,34 @@ static const char *const add_rows_sql =
 static const char *const lock_rows_sql =
 "SELECT shard, owner, owner_name, "
 TIMESTAMPTZ_TO_UNIX_US("valid_until") ", "
+TIMESTAMPTZ_TO_UNIX_US("previous_until") ", "
 TIMESTAMPTZ_TO_UNIX_US("clock_timestamp()") " "
-"FROM idgen_lease WHERE shard = ANY ($1::integer[]) ORDER BY shard FOR UPDATE";
+"FROM idgen_lease WHERE shard = ANY ($1::integer[]) ORDER BY shard "
+"FOR UPDATE SKIP LOCKED";
 
 static const char *const update_rows_sql =
 "UPDATE idgen_lease AS l SET owner = n.owner, "
 "owner_name = CASE WHEN n.owner IS NULL THEN l.owner_name ELSE $4 END, "
 "valid_until = " UNIX_US_TO_TIMESTAMPTZ("n.until") ", "
+"previous_until = CASE WHEN n.take THEN l.valid_until ELSE l.previous_until END, "
 "renewed_at = clock_timestamp() "
-"FROM unnest($1::integer[], $2::text[], $3::bigint[]) AS n (shard, owner, until) "
+"FROM unnest($1::integer[], $2::text[], $3::bigint[], $5::boolean[]) "
+"AS n (shard, owner, until, take) "
 "WHERE l.shard = n.shard";
+
+/*
+ * A round abandoned on the client side must not live on in the registry,
+ * holding row locks or a connection: each session's statements, lock
+ * waits and idle transactions end on the registry's side too.
+ */
+static const char *const session_sql =
+"SELECT set_config('statement_timeout', $1, false), "
+"set_config('lock_timeout', $1, false), "
+"set_config('idle_in_transaction_session_timeout', $1, false)";
 
 static PGconn *registry = NULL;
 static bool registry_has_table = false;
+static bool giving_back = false;	/* a stop does not cut this round short */
 
 /* Deadlines are microseconds of the monotonic clock. */
 static int64
@@ -292,6 +310,9 @@ wait_registry(int socket_events, int64 deadline)
 			ResetLatch(MyLatch);
 		if (rc & socket_events)
 			return true;
+		/* a stop gives the leases back at once, in a round of its own */
+		if (ShutdownRequestPending && !giving_back)
+			return false;
 	}
 }
 
@@ -347,6 +368,12 @@ registry_connect(int64 deadline, char **error)
 		}
 		status = PQconnectPoll(registry);
 	}
+	if (PQsetnonblocking(registry, 1) != 0)
+	{
+		*error = pchomp(PQerrorMessage(registry));
+		registry_close();
+		return false;
+	}
 	return true;
 }
 
@@ -366,6 +393,24 @@ registry_exec(const char *sql, int nparams, const char *const *params,
 		*error = pchomp(PQerrorMessage(registry));
 		registry_close();
 		return NULL;
+	}
+	/* non-blocking: a send, too, waits no longer than the deadline */
+	for (;;)
+	{
+		int			flushed = PQflush(registry);
+
+		if (flushed == 0)
+			break;
+		if (flushed < 0 ||
+			!wait_registry(WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE, deadline) ||
+			!PQconsumeInput(registry))
+		{
+			*error = flushed < 0 || PQstatus(registry) == CONNECTION_BAD ?
+				pchomp(PQerrorMessage(registry)) :
+				pstrdup("timed out sending to the registry");
+			registry_close();
+			return NULL;
+		}
 	}
 	for (;;)
 	{
@@ -455,6 +500,17 @@ unix_us_to_ms(int64 unix_us)
 	return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
 }
 
+/*
+ * The millisecond leases are measured against: the wall clock's, or the
+ * generator's when it runs ahead (after a burst, a clock step back, a
+ * take), since that is what minters stamp.
+ */
+static int64
+lease_now(void)
+{
+	return Max(idgen_wall_ms(), idgen_generator_ms());
+}
+
 static void
 publish_end(ShardLease *lease, uint64 end)
 {
@@ -540,46 +596,80 @@ stop_minting(bool all)
 	return idgen_step_generator();
 }
 
+/* A shard's lease is due for a round: to take, renew or give back. */
+static bool
+lease_due(ShardLease *lease, bool all, int64 now_ms)
+{
+	if (all || !lease->wanted)
+		return lease->end > IDGEN_LEASE_NOT_HELD;
+	return lease->end <= IDGEN_LEASE_NOT_HELD ||
+		(int64) lease->end - now_ms <= 2 * (int64) idgen_lease_duration / 3;
+}
+
 /*
- * One exchange with the registry: take or renew the lease on every shard
- * wanted, give back those that are not (or all of them, at shut down).
- * Shared memory changes only after the registry committed, except that
- * minting stops first for a lease given back.  False if it failed.
+ * Establish a lease before minters may use it: the generator, durably,
+ * strictly above the previous owner's last millisecond, as any mint waits
+ * for the fence.  The registry keeps that millisecond (previous_until) as
+ * long as the lease is this server's, so a take whose commit was not seen,
+ * or a crash restart (shared memory reset, token kept), is established
+ * again at the next round.
+ */
+static void
+establish(int64 previous_until)
+{
+	if (previous_until >= 0)
+		(void) idgen_raise_past(idgen_encode(previous_until, 0, 0));
+}
+
+/*
+ * One exchange with the registry: take or renew the leases due, give back
+ * those no longer wanted (all of them, at shut down).  Shared memory
+ * changes only after the registry committed, except that minting stops
+ * first for a lease given back.  False if it failed.
  */
 static bool
 lease_round(bool giving_back_all)
 {
 	int64		deadline;
 	char	   *error = NULL;
-	int64		last_ms = 0;
+	int64		last_ms;
+	int64		now_ms = lease_now();
 	StringInfoData shards;
 	StringInfoData upd_shards;
 	StringInfoData upd_owners;
 	StringInfoData upd_until;
-	const char *params[4];
+	StringInfoData upd_take;
+	const char *params[5];
 	PGresult   *rows;
-	int64		now_ms;
 	int		   *action;			/* per lease: 0 none, 1 renew, 2 take, 3 give back */
 	int64	   *new_end;		/* the layout's ms, for 1 and 2 */
-	int64	   *prev_until;		/* the layout's ms, for 2; -1 when never leased */
+	int64	   *floor;			/* the previous owner's last ms to establish
+								 * above, for 1 and 2; -1 for none */
+	bool	   *seen;			/* its row was locked and read */
+	int			ndue = 0;
 	char	   *owner_name;
 	char		host[256];
+	char		timeout[32];
+	int			round_ms = Min(REGISTRY_TIMEOUT_MS, Max(idgen_lease_duration / 3, 100));
 	bool		ok = false;
-
-	deadline = monotonic_us() +
-		(int64) Min(REGISTRY_TIMEOUT_MS, Max(idgen_lease_duration / 3, 100)) * 1000;
-
-	last_ms = stop_minting(giving_back_all);
 
 	initStringInfo(&shards);
 	appendStringInfoChar(&shards, '{');
 	for (int i = 0; i < nleases; i++)
-		appendStringInfo(&shards, "%s%d", i ? "," : "", leases[i].shard);
+		if (lease_due(&leases[i], giving_back_all, now_ms))
+			appendStringInfo(&shards, "%s%d", ndue++ ? "," : "", leases[i].shard);
 	appendStringInfoChar(&shards, '}');
+	if (ndue == 0)
+		return true;
 
-	action = palloc0(sizeof(int) * Max(nleases, 1));
-	new_end = palloc0(sizeof(int64) * Max(nleases, 1));
-	prev_until = palloc0(sizeof(int64) * Max(nleases, 1));
+	giving_back = giving_back_all;
+	deadline = monotonic_us() + (int64) round_ms * 1000;
+	last_ms = stop_minting(giving_back_all);
+
+	action = palloc0(sizeof(int) * nleases);
+	new_end = palloc0(sizeof(int64) * nleases);
+	floor = palloc0(sizeof(int64) * nleases);
+	seen = palloc0(sizeof(bool) * nleases);
 	if (gethostname(host, sizeof(host)) != 0)
 		strlcpy(host, "?", sizeof(host));
 	host[sizeof(host) - 1] = '\0';
@@ -588,8 +678,16 @@ lease_round(bool giving_back_all)
 						  (unsigned long long) GetSystemIdentifier(),
 						  (int) getppid());
 
-	if (!registry_connect(deadline, &error))
-		goto done;
+	if (registry == NULL || PQstatus(registry) != CONNECTION_OK)
+	{
+		if (!registry_connect(deadline, &error))
+			goto done;
+		/* the registry gives up first, so its answer still comes back */
+		snprintf(timeout, sizeof(timeout), "%d", Max(round_ms * 3 / 4, 50));
+		params[0] = timeout;
+		if (!registry_command(session_sql, 1, params, deadline, &error))
+			goto done;
+	}
 	if (!registry_has_table)
 	{
 		/* CREATE ... IF NOT EXISTS would need CREATE even when it exists */
@@ -609,15 +707,17 @@ lease_round(bool giving_back_all)
 	params[0] = shards.data;
 	if (!registry_command(add_rows_sql, 1, params, deadline, &error))
 		goto done;
+	/* rows another round holds are skipped: their turn comes next round */
 	rows = registry_exec(lock_rows_sql, 1, params, deadline, &error);
 	if (rows == NULL)
 		goto done;
 
 	/* decide, row by row (both lists are ascending) */
-	now_ms = idgen_wall_ms();
+	now_ms = lease_now();
 	initStringInfo(&upd_shards);
 	initStringInfo(&upd_owners);
 	initStringInfo(&upd_until);
+	initStringInfo(&upd_take);
 	for (int r = 0, i = 0; r < PQntuples(rows); r++)
 	{
 		int32		shard = pg_strtoint32(PQgetvalue(rows, r, 0));
@@ -626,87 +726,102 @@ lease_round(bool giving_back_all)
 			strcmp(PQgetvalue(rows, r, 1), lease_shared->owner) == 0;
 		bool		never = PQgetisnull(rows, r, 3);
 		int64		until_us = never ? 0 : pg_strtoint64(PQgetvalue(rows, r, 3));
-		int64		registry_now_us = pg_strtoint64(PQgetvalue(rows, r, 4));
+		int64		until_ms = never ? -1 : unix_us_to_ms(until_us);
+		int64		previous_ms = PQgetisnull(rows, r, 4) ? -1 :
+			unix_us_to_ms(pg_strtoint64(PQgetvalue(rows, r, 4)));
+		int64		registry_now_us = pg_strtoint64(PQgetvalue(rows, r, 5));
+		int64		registry_now_ms = unix_us_to_ms(registry_now_us);
 		ShardLease *lease;
 
 		while (i < nleases && leases[i].shard < shard)
 			i++;
-		if (i >= nleases || leases[i].shard != shard)
+		if (i >= nleases || leases[i].shard != shard ||
+			!lease_due(&leases[i], giving_back_all, now_ms))
 			continue;
 		lease = &leases[i];
+		seen[i] = true;
 
 		if (giving_back_all || !lease->wanted)
 		{
-			if (mine)
-				action[i] = 3;
+			/* only a lease minters used: its end was published */
+			if (!mine)
+				continue;
+			action[i] = 3;
+			appendStringInfo(&upd_shards, "%s%d", upd_shards.len ? "," : "", shard);
+			appendStringInfo(&upd_owners, "%sNULL", upd_owners.len ? "," : "");
+			/* the last millisecond that can carry an ID of it */
+			appendStringInfo(&upd_until, "%s" INT64_FORMAT, upd_until.len ? "," : "",
+							 ms_to_unix_us(Min(last_ms, (int64) lease->end - 1)));
+			appendStringInfo(&upd_take, "%sf", upd_take.len ? "," : "");
+			continue;
 		}
-		else if (mine || no_owner || never || until_us < registry_now_us)
-		{
-			int64		from = now_ms;
 
-			action[i] = mine ? 1 : 2;
-			prev_until[i] = never ? -1 : unix_us_to_ms(until_us);
-			if (action[i] == 2 && prev_until[i] + 1 > from)
-				from = prev_until[i] + 1;
-			new_end[i] = from + idgen_lease_duration;
-			/* a renewal never shortens what minters were told */
-			if (action[i] == 1 && lease->end > IDGEN_LEASE_NOT_HELD)
-				new_end[i] = Max(new_end[i], (int64) lease->end);
-			if (new_end[i] >= idgen_max_ms())
-				new_end[i] = idgen_max_ms();
+		if (mine)
+		{
+			action[i] = 1;
+			/* not yet established in this server's memory */
+			floor[i] = lease->end <= IDGEN_LEASE_NOT_HELD ? previous_ms : -1;
+		}
+		else if (no_owner || never || until_us < registry_now_us)
+		{
+			/*
+			 * A previous owner whose clock ran ahead: taking now would move
+			 * this server's whole generator (every shard) ahead of its clock.
+			 */
+			if (until_ms > registry_now_ms + idgen_max_lead)
+			{
+				if (!lease->warned)
+					ereport(WARNING,
+							(errmsg("shard %d was stamped up to %s, ahead of the lease registry's clock; this server takes its lease when that time comes",
+									shard,
+									timestamptz_to_str(idgen_ms_to_timestamptz(Min(until_ms, idgen_max_ms()))))));
+				lease->warned = true;
+				publish_end(lease, IDGEN_LEASE_NOT_HELD);
+				continue;
+			}
+			action[i] = 2;
+			floor[i] = until_ms;
 		}
 		else
 		{
-			action[i] = 0;
 			if (!lease->warned)
-			{
 				ereport(WARNING,
 						(errmsg("shard %d is leased to another server until %s; this server does not mint for it",
 								shard,
+								until_us == PG_INT64_MAX ? "infinity" :
 								timestamptz_to_str((TimestampTz) (until_us - IDGEN_POSTGRES_EPOCH_UNIX_US))),
 						 errdetail("The lease registry names its owner \"%s\".",
 								   PQgetisnull(rows, r, 2) ? "" : PQgetvalue(rows, r, 2)),
 						 errhint("Give each server shards of its own in \"%s\" and \"%s\".",
 								 "idgen.shard_id", "idgen.shard_ids")));
-				lease->warned = true;
-			}
+			lease->warned = true;
 			publish_end(lease, IDGEN_LEASE_NOT_HELD);
 			continue;
 		}
-		if (action[i] == 0)
-			continue;
-		appendStringInfo(&upd_shards, "%s%d", upd_shards.len ? "," : "", shard);
-		if (action[i] == 3)
-		{
-			/* given back with the last millisecond that can carry it */
-			int64		last = Min(last_ms, (int64) lease->end - 1);
 
-			appendStringInfo(&upd_owners, "%sNULL", upd_owners.len ? "," : "");
-			appendStringInfo(&upd_until, "%s" INT64_FORMAT,
-							 upd_until.len ? "," : "", ms_to_unix_us(last));
-		}
-		else
-		{
-			appendStringInfo(&upd_owners, "%s%s", upd_owners.len ? "," : "",
-							 lease_shared->owner);
-			appendStringInfo(&upd_until, "%s" INT64_FORMAT,
-							 upd_until.len ? "," : "",
-							 ms_to_unix_us(new_end[i] - 1));
-		}
+		new_end[i] = Max(now_ms, floor[i] + 1) + idgen_lease_duration;
+		/* a renewal never shortens what minters were told */
+		if (lease->end > IDGEN_LEASE_NOT_HELD)
+			new_end[i] = Max(new_end[i], (int64) lease->end);
+		new_end[i] = Min(new_end[i], idgen_max_ms());
+		appendStringInfo(&upd_shards, "%s%d", upd_shards.len ? "," : "", shard);
+		appendStringInfo(&upd_owners, "%s%s", upd_owners.len ? "," : "",
+						 lease_shared->owner);
+		appendStringInfo(&upd_until, "%s" INT64_FORMAT, upd_until.len ? "," : "",
+						 ms_to_unix_us(new_end[i] - 1));
+		appendStringInfo(&upd_take, "%s%s", upd_take.len ? "," : "",
+						 action[i] == 2 ? "t" : "f");
 	}
 	PQclear(rows);
 
 	if (upd_shards.len > 0)
 	{
-		char	   *s = psprintf("{%s}", upd_shards.data);
-		char	   *o = psprintf("{%s}", upd_owners.data);
-		char	   *u = psprintf("{%s}", upd_until.data);
-
-		params[0] = s;
-		params[1] = o;
-		params[2] = u;
+		params[0] = psprintf("{%s}", upd_shards.data);
+		params[1] = psprintf("{%s}", upd_owners.data);
+		params[2] = psprintf("{%s}", upd_until.data);
 		params[3] = owner_name;
-		if (!registry_command(update_rows_sql, 4, params, deadline, &error))
+		params[4] = psprintf("{%s}", upd_take.data);
+		if (!registry_command(update_rows_sql, 5, params, deadline, &error))
 			goto done;
 	}
 	rows = registry_exec("COMMIT", 0, NULL, deadline, &error);
@@ -722,45 +837,42 @@ lease_round(bool giving_back_all)
 	PQclear(rows);
 	ok = true;
 
-	/* committed: now minters may use what was taken or renewed */
+	/* committed: establish, then minters may use what was taken or renewed */
 	for (int i = 0; i < nleases; i++)
 	{
 		ShardLease *lease = &leases[i];
 
-		switch (action[i])
+		if (action[i] == 1 || action[i] == 2)
 		{
-			case 1:
-				if (lease->end <= IDGEN_LEASE_NOT_HELD)
-					ereport(LOG,
-							(errmsg("idgen holds the lease on shard %d", lease->shard)));
-				publish_end(lease, (uint64) new_end[i]);
-				lease->warned = false;
-				break;
-			case 2:
-				/* strictly above every ID the previous owner stamped */
-				if (prev_until[i] >= 0)
-					idgen_raise_generator(prev_until[i] + 1);
+			bool		first = lease->end <= IDGEN_LEASE_NOT_HELD;
+
+			establish(floor[i]);
+			if (action[i] == 2 && floor[i] >= 0)
 				ereport(LOG,
 						(errmsg("idgen took the lease on shard %d", lease->shard),
-						 prev_until[i] >= 0 ?
 						 errdetail("IDs of the shard start after %s, where the previous lease ended.",
-								   timestamptz_to_str(idgen_ms_to_timestamptz(prev_until[i]))) : 0));
-				publish_end(lease, (uint64) new_end[i]);
-				lease->warned = false;
-				break;
-			case 3:
+								   timestamptz_to_str(idgen_ms_to_timestamptz(floor[i])))));
+			else if (first)
 				ereport(LOG,
-						(errmsg("idgen gave back the lease on shard %d", lease->shard)));
-				break;
+						(errmsg("idgen holds the lease on shard %d", lease->shard)));
+			publish_end(lease, (uint64) new_end[i]);
+			lease->warned = false;
 		}
+		else if (action[i] == 3)
+			ereport(LOG,
+					(errmsg("idgen gave back the lease on shard %d", lease->shard)));
 	}
 
 done:
+	giving_back = false;
 	if (!ok)
 	{
-		if (!registry_failing)
+		/* a failed give-back is always worth a line: the lease now expires */
+		if (!registry_failing || giving_back_all)
 			ereport(WARNING,
 					(errmsg("could not renew shard leases in the idgen lease registry: %s", error),
+					 giving_back_all ?
+					 errdetail("The leases of this server were not given back; other servers take them once they end.") :
 					 errdetail("Minting for a shard stops when its lease ends, %d ms after its last renewal, unless the registry is reached before.",
 							   idgen_lease_duration),
 					 errhint("Check \"%s\" and the registry server.",
@@ -775,19 +887,16 @@ done:
 		registry_failing = false;
 	}
 
-	/* forget the leases given back; keep trying the others */
+	/* forget the leases no longer wanted that are settled */
 	if (ok)
 	{
 		int			n = 0;
 
 		for (int i = 0; i < nleases; i++)
-			if (leases[i].wanted)
+			if (leases[i].wanted || !seen[i])
 				leases[n++] = leases[i];
 		nleases = n;
 	}
-	pfree(action);
-	pfree(new_end);
-	pfree(prev_until);
 	return ok;
 }
 
@@ -804,7 +913,7 @@ lease_worker_detach(int code, Datum arg)
 static int64
 next_round_ms(bool last_ok)
 {
-	int64		now = idgen_wall_ms();
+	int64		now = lease_now();
 	int64		retry = now + Min(1000, idgen_lease_duration / 10);
 	int64		next = now + idgen_lease_duration / 3;
 
@@ -817,9 +926,13 @@ next_round_ms(bool last_ok)
 		if (leases[i].end <= IDGEN_LEASE_NOT_HELD)
 			next = Min(next, retry);
 		else
-			/* renew with two thirds of the lease left */
-			next = Min(next, (int64) leases[i].end -
-					   2 * (int64) idgen_lease_duration / 3);
+		{
+			/* renew with two thirds of the lease left; retry if that passed */
+			int64		renew = (int64) leases[i].end -
+				2 * (int64) idgen_lease_duration / 3;
+
+			next = Min(next, renew > now ? renew : retry);
+		}
 	}
 	return next;
 }
@@ -846,7 +959,7 @@ idgen_lease_worker_main(Datum main_arg)
 										  ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(TopMemoryContext);
 	refresh_wanted();
-	next_ms = idgen_wall_ms();
+	next_ms = lease_now();
 
 	for (;;)
 	{
@@ -859,7 +972,12 @@ idgen_lease_worker_main(Datum main_arg)
 			MemoryContextSwitchTo(round_context);
 			(void) lease_round(true);
 			MemoryContextSwitchTo(TopMemoryContext);
-			proc_exit(0);
+
+			/*
+			 * Not 0: a worker stopped alone (pg_terminate_backend) must be
+			 * started again; at shutdown the postmaster starts none.
+			 */
+			proc_exit(1);
 		}
 		if (ConfigReloadPending)
 		{
@@ -867,12 +985,12 @@ idgen_lease_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			MemoryContextSwitchTo(TopMemoryContext);
 			refresh_wanted();
-			next_ms = idgen_wall_ms();
+			next_ms = lease_now();
 		}
 
 		/* a minter waits: at once, but not more than every 100 ms */
 		asked = pg_atomic_read_u32(&lease_shared->wanted) != 0;
-		now = idgen_wall_ms();
+		now = lease_now();
 		if (now >= next_ms || (asked && now - last_round_ms >= 100))
 		{
 			MemoryContext old = MemoryContextSwitchTo(round_context);
@@ -883,7 +1001,7 @@ idgen_lease_worker_main(Datum main_arg)
 			MemoryContextReset(round_context);
 			last_round_ms = now;
 			next_ms = next_round_ms(last_ok);
-			now = idgen_wall_ms();
+			now = lease_now();
 		}
 		else if (asked)
 			next_ms = Min(next_ms, last_round_ms + 100);
@@ -918,7 +1036,7 @@ idgen_leases(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 
 	nshards = idgen_owned_shards(&shards);
-	now = idgen_wall_ms();
+	now = lease_now();
 	for (int i = 0; i < nshards; i++)
 	{
 		uint64		end = pg_atomic_read_u64(&lease_shared->ends[shards[i]]);
