@@ -604,13 +604,16 @@ idgen_mint(int32 shard)
 		{
 			new = Max(old + 1, floor);
 			new_ms = state_ms(new, seq_bits);
-			/* read after old, every time old changes (lease.c) */
-			if (unlikely(idgen_leases_on))
-				lease_end = idgen_lease_end(shard);
 			if (unlikely((uint64) new_ms >= fence ||
-						 (uint64) new_ms >= lease_end ||
 						 new_ms - now > idgen_max_lead))
 				break;
+			/* read after old, every time old changes (lease.c) */
+			if (unlikely(idgen_leases_on))
+			{
+				lease_end = idgen_lease_end(shard);
+				if ((uint64) new_ms >= lease_end)
+					break;
+			}
 			if (pg_atomic_compare_exchange_u64(&sh->state, &old, new))
 				goto minted;
 		}
@@ -681,11 +684,15 @@ idgen_mint_block(int32 shard, int64 n)
 		{
 			first = Max(old + 1, floor);
 			last_ms = state_ms(first + (uint64) (n - 1), seq_bits);
-			if (idgen_leases_on)
-				lease_end = idgen_lease_end(shard);
-			if ((uint64) last_ms >= fence || (uint64) last_ms >= lease_end ||
-				last_ms - now > idgen_max_lead)
+			if ((uint64) last_ms >= fence || last_ms - now > idgen_max_lead)
 				break;
+			/* read after old, every time old changes (lease.c) */
+			if (idgen_leases_on)
+			{
+				lease_end = idgen_lease_end(shard);
+				if ((uint64) last_ms >= lease_end)
+					break;
+			}
 			if (pg_atomic_compare_exchange_u64(&sh->state, &old,
 											   first + (uint64) (n - 1)))
 				goto reserved;
