@@ -655,11 +655,31 @@ idgen_fence_worker_main(Datum main_arg)
 	}
 }
 
+/*
+ * Register one of idgen's background workers (the fence's, the leases'):
+ * each connects to no database, runs only once recovery is over, and is
+ * started again a second after it fails.
+ */
 void
-idgen_fence_register(void)
+idgen_register_worker(const char *name, const char *function_name)
 {
 	BackgroundWorker worker;
 
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "idgen", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, function_name, BGW_MAXLEN);
+	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
+	strlcpy(worker.bgw_type, name, BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+void
+idgen_fence_register(void)
+{
 	RegisterCustomRmgr(RM_IDGEN_ID, &idgen_rmgr);
 
 	/*
@@ -674,15 +694,6 @@ idgen_fence_register(void)
 				 errhint("Raise \"%s\" by one for the \"idgen fence\" worker.",
 						 "max_worker_processes")));
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
 	/* a standby replays the fence; only a primary moves it */
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	strlcpy(worker.bgw_library_name, "idgen", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "idgen_fence_worker_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "idgen fence", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "idgen fence", BGW_MAXLEN);
-	RegisterBackgroundWorker(&worker);
+	idgen_register_worker("idgen fence", "idgen_fence_worker_main");
 }

@@ -54,6 +54,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "fence.h"
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
@@ -1066,7 +1067,6 @@ idgen_leases(PG_FUNCTION_ARGS)
 void
 idgen_lease_register(void)
 {
-	BackgroundWorker worker;
 	uint8		token[16];
 
 	idgen_leases_on = idgen_lease_registry != NULL && idgen_lease_registry[0] != '\0';
@@ -1089,15 +1089,6 @@ idgen_lease_register(void)
 	hex_encode((char *) token, sizeof(token), owner_token);
 	owner_token[32] = '\0';
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
 	/* only a primary mints, so only a primary holds leases */
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	strlcpy(worker.bgw_library_name, "idgen", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "idgen_lease_worker_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "idgen lease", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "idgen lease", BGW_MAXLEN);
-	RegisterBackgroundWorker(&worker);
+	idgen_register_worker("idgen lease", "idgen_lease_worker_main");
 }
