@@ -555,7 +555,7 @@ wait_for_lease(int32 shard, int64 ms, int64 *waited_us)
 	{
 		if (idgen_lease_end(shard) != IDGEN_LEASE_NOT_HELD)
 			slot_add(my_slot, IDGEN_MAX_WAIT_ERRORS, 1);
-		idgen_lease_error(shard, ms);
+		idgen_lease_error(shard);
 	}
 }
 

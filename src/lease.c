@@ -178,9 +178,9 @@ idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us)
 	return held;
 }
 
-/* Why a mint for shard at ms cannot go on. */
+/* Why a mint for shard cannot go on. */
 void
-idgen_lease_error(int32 shard, int64 ms pg_attribute_unused())
+idgen_lease_error(int32 shard)
 {
 	uint64		end = idgen_lease_end(shard);
 
@@ -482,6 +482,7 @@ typedef struct ShardLease
 } ShardLease;
 
 static ShardLease *leases = NULL;
+static char *owner_name = NULL; /* this server, for people reading the rows */
 static int	nleases = 0;
 static bool registry_failing = false;
 
@@ -648,8 +649,6 @@ lease_round(bool giving_back_all)
 								 * above, for 1 and 2; -1 for none */
 	bool	   *seen;			/* its row was locked and read */
 	int			ndue = 0;
-	char	   *owner_name;
-	char		host[256];
 	char		timeout[32];
 	int			round_ms = Min(REGISTRY_TIMEOUT_MS, Max(idgen_lease_duration / 3, 100));
 	bool		ok = false;
@@ -671,13 +670,6 @@ lease_round(bool giving_back_all)
 	new_end = palloc0(sizeof(int64) * nleases);
 	floor = palloc0(sizeof(int64) * nleases);
 	seen = palloc0(sizeof(bool) * nleases);
-	if (gethostname(host, sizeof(host)) != 0)
-		strlcpy(host, "?", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
-	owner_name = psprintf("%s port %d, system %llu, postmaster %d",
-						  host, PostPortNumber,
-						  (unsigned long long) GetSystemIdentifier(),
-						  (int) getppid());
 
 	if (registry == NULL || PQstatus(registry) != CONNECTION_OK)
 	{
@@ -956,6 +948,18 @@ idgen_lease_worker_main(Datum main_arg)
 	SpinLockRelease(&lease_shared->mutex);
 	before_shmem_exit(lease_worker_detach, 0);
 
+	{
+		char		host[256];
+
+		if (gethostname(host, sizeof(host)) != 0)
+			strlcpy(host, "?", sizeof(host));
+		host[sizeof(host) - 1] = '\0';
+		owner_name = MemoryContextStrdup(TopMemoryContext,
+										 psprintf("%s port %d, system %llu, postmaster %d",
+												  host, PostPortNumber,
+												  (unsigned long long) GetSystemIdentifier(),
+												  (int) getppid()));
+	}
 	round_context = AllocSetContextCreate(TopMemoryContext, "idgen lease round",
 										  ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(TopMemoryContext);

@@ -47,7 +47,7 @@ idgen_lease_end(int32 shard)
 
 /* For minting (generator.c). */
 extern bool idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us);
-extern void idgen_lease_error(int32 shard, int64 ms);
+extern void idgen_lease_error(int32 shard);
 
 /* For _PG_init and the shared memory hooks (idgen.c). */
 extern void idgen_lease_register(void);
