@@ -30,65 +30,88 @@ packages=(
 	"postgresql-$pg_major"
 	"postgresql-client-$pg_major"
 	"postgresql-server-dev-$pg_major"
-	"postgresql-$pg_major-pgtap"		# CREATE EXTENSION pgtap (test/*.sql)
 	libtap-parser-sourcehandler-pgtap-perl	# pg_prove
 	libipc-run-perl				# PostgreSQL::Test::Cluster (t/*.pl)
 	faketime				# clock tests in t/
+	python3-psycopg				# client tests (test/clients/)
 	gnuplot-nox				# bench/ charts
 )
+# node-postgres runs on any node and npm: a machine that has them keeps its own
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
-# pgTAP built from source (below) counts as installed.
+# Packages that a release may not have: pgTAP for a server still in
+# experimental (then built from Debian's source package), pg_partman only
+# where Debian's is 5.2 or later (the integer partitions the README documents).
+pgtap_pkg="postgresql-$pg_major-pgtap"
+partman_pkg="postgresql-$pg_major-partman"
+
+is_installed()
+{
+	local status
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)
+	[ "$status" = installed ]
+}
+
+# The version apt would install, or nothing.  The whole output is read before
+# it is searched: an early-exiting reader would kill apt-cache with SIGPIPE.
+candidate()
+{
+	local out
+	out=$(apt-cache policy "$1" 2>/dev/null || true)
+	sed -n 's/^ *Candidate: \([0-9].*\)$/\1/p' <<<"$out"
+}
+
 pgtap_control=
 if [ -x "$PG_CONFIG" ]; then
 	pgtap_control="$("$PG_CONFIG" --sharedir)/extension/pgtap.control"
 fi
+pgtap_wanted=0
+if ! is_installed "$pgtap_pkg" && ! { [ -n "$pgtap_control" ] && [ -f "$pgtap_control" ]; }; then
+	pgtap_wanted=1
+fi
+partman_wanted=0
+is_installed "$partman_pkg" || partman_wanted=1
 
 missing=()
 for pkg in "${packages[@]}"; do
-	if [ "$pkg" = "postgresql-$pg_major-pgtap" ] && [ -n "$pgtap_control" ] &&
-		[ -f "$pgtap_control" ]; then
-		continue
-	fi
-	status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
-	[ "$status" = installed ] || missing+=("$pkg")
+	is_installed "$pkg" || missing+=("$pkg")
 done
 
-# pg_partman for t/013_partman.pl, only where Debian's is 5.2 or later (the
-# integer partitions the README documents); 15's is 4.7 and is left out.
-partman_pkg="postgresql-$pg_major-partman"
-partman_candidate()
-{
-	apt-cache policy "$partman_pkg" 2>/dev/null |
-		sed -n 's/^ *Candidate: \([0-9].*\)$/\1/p'
-}
-status=$(dpkg-query -W -f='${db:Status-Status}' "$partman_pkg" 2>/dev/null || true)
-if [ "$status" != installed ]; then
-	candidate=$(partman_candidate)
-	if [ -z "$candidate" ] && idgen_is_root && [ "${IDGEN_SKIP_APT:-0}" != 1 ]; then
-		apt-get -q update >/dev/null
-		candidate=$(partman_candidate)
-	fi
-	if [ -n "$candidate" ] && dpkg --compare-versions "$candidate" ge 5.2; then
-		missing+=("$partman_pkg")
-	fi
+can_apt=0
+if idgen_is_root && [ "${IDGEN_SKIP_APT:-0}" != 1 ]; then
+	can_apt=1
 fi
 
-# Debian packages pgTAP for each server version it ships, but not yet for a
-# release candidate in experimental: then pgTAP is built from Debian's source.
-pgtap_pkg="postgresql-$pg_major-pgtap"
 pgtap_from_source=0
-if [[ " ${missing[*]} " == *" $pgtap_pkg "* ]] && idgen_is_root &&
-	[ "${IDGEN_SKIP_APT:-0}" != 1 ]; then
-	if ! apt-cache policy "$pgtap_pkg" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-		apt-get -q update >/dev/null
-	fi
-	if ! apt-cache policy "$pgtap_pkg" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-		kept=()
+if [ ${#missing[@]} -gt 0 ] || [ "$pgtap_wanted" = 1 ] || [ "$partman_wanted" = 1 ]; then
+	if [ "$can_apt" = 1 ]; then
+		# the lists may be old or absent (a fresh image): read them anew first
+		export DEBIAN_FRONTEND=noninteractive
+		idgen_log "apt-get update"
+		apt-get -q update >/dev/null ||
+			idgen_die "apt-get update failed: check this machine's apt sources and network"
+		if [ "$partman_wanted" = 1 ]; then
+			c=$(candidate "$partman_pkg")
+			if [ -n "$c" ] && dpkg --compare-versions "$c" ge 5.2; then
+				missing+=("$partman_pkg")
+			fi
+		fi
+		if [ "$pgtap_wanted" = 1 ]; then
+			if [ -n "$(candidate "$pgtap_pkg")" ]; then
+				missing+=("$pgtap_pkg")
+			else
+				pgtap_from_source=1
+			fi
+		fi
+		unknown=()
 		for pkg in "${missing[@]}"; do
-			[ "$pkg" = "$pgtap_pkg" ] || kept+=("$pkg")
+			[ -n "$(candidate "$pkg")" ] || unknown+=("$pkg")
 		done
-		missing=("${kept[@]}")
-		pgtap_from_source=1
+		[ ${#unknown[@]} -eq 0 ] ||
+			idgen_die "no package ${unknown[*]} in this machine's apt sources: add the Debian release (or apt.postgresql.org) that has it to /etc/apt/sources.list, or install it by hand"
+	elif [ "$pgtap_wanted" = 1 ]; then
+		missing+=("$pgtap_pkg")
 	fi
 fi
 
@@ -96,11 +119,10 @@ if [ ${#missing[@]} -eq 0 ]; then
 	idgen_log "packages already installed"
 elif [ "${IDGEN_SKIP_APT:-0}" = 1 ]; then
 	idgen_warn "IDGEN_SKIP_APT=1, not installing: ${missing[*]}"
-elif idgen_is_root; then
+elif [ "$can_apt" = 1 ]; then
 	idgen_log "installing: ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get -q update
-	apt-get -q install -y --no-install-recommends "${missing[@]}"
+	apt-get -q install -y --no-install-recommends "${missing[@]}" ||
+		idgen_die "apt-get install failed for: ${missing[*]}"
 else
 	idgen_warn "missing packages: ${missing[*]}"
 	idgen_warn "as root, run: apt-get install --no-install-recommends ${missing[*]}"
@@ -123,7 +145,7 @@ fi
 
 # What the build itself cannot do without.
 [ -x "$PG_CONFIG" ] || command -v "$PG_CONFIG" >/dev/null 2>&1 ||
-	idgen_die "pg_config not found at $PG_CONFIG (set PG_CONFIG)"
+	idgen_die "pg_config not found at $PG_CONFIG: install postgresql-server-dev-$pg_major (or set PG_CONFIG)"
 pgxs=$("$PG_CONFIG" --pgxs)
 [ -f "$pgxs" ] ||
 	idgen_die "$pgxs not found: install postgresql-server-dev-$pg_major"
