@@ -18,6 +18,9 @@
 # Environment:
 #	IDGEN_SUITES="regress tap"   run only these suites
 #	IDGEN_SKIP_SETUP=1           do not run scripts/setup.sh (already built)
+#	IDGEN_TEST_PACKAGE=postgresql-15-idgen
+#	                             test that installed package instead of a
+#	                             build of this tree (no setup, no build)
 #	IDGEN_KEEP=1                 keep the work tree and cluster (a failed run
 #	                             keeps the work tree anyway, and says where)
 #	PROVE_TESTS="t/010_x.pl"     run only these perl TAP files
@@ -30,12 +33,78 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ]; then
+if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ] && [ -z "${IDGEN_TEST_PACKAGE:-}" ]; then
 	if ! bash "$here/setup.sh"; then
 		echo
 		echo "idgen tests: FAILED (setup: packages or build failed, no suite ran)"
 		exit 1
 	fi
+fi
+
+# The servers the suites start load $libdir/idgen and the extension's
+# scripts from the server's share directory, whatever is there: make sure
+# that is what this tree built (or, with IDGEN_TEST_PACKAGE, what that
+# package installed), never an idgen left there by something else.
+check_installed()
+{
+	local pkglibdir sharedir lib f name out owner
+	pkglibdir=$("$PG_CONFIG" --pkglibdir)
+	sharedir=$("$PG_CONFIG" --sharedir)/extension
+	lib=$pkglibdir/idgen.so
+	[ -f "$lib" ] || {
+		idgen_warn "$lib does not exist: idgen is not installed for $PG_CONFIG"
+		return 1
+	}
+	if [ -n "${IDGEN_TEST_PACKAGE:-}" ]; then
+		out=$(dpkg-query -S "$lib" 2>/dev/null || true)
+		owner=${out%%:*}
+		[ "$owner" = "$IDGEN_TEST_PACKAGE" ] || {
+			idgen_warn "$lib belongs to ${owner:-no package}, not to $IDGEN_TEST_PACKAGE"
+			return 1
+		}
+		out=$(dpkg --verify "$IDGEN_TEST_PACKAGE" 2>&1 || true)
+		[ -z "$out" ] || {
+			idgen_warn "files of $IDGEN_TEST_PACKAGE differ from the package: $out"
+			return 1
+		}
+		for f in "$sharedir"/idgen.control "$sharedir"/idgen--*.sql; do
+			out=$(dpkg-query -S "$f" 2>/dev/null || true)
+			[ "${out%%:*}" = "$IDGEN_TEST_PACKAGE" ] || {
+				idgen_warn "$f is not from $IDGEN_TEST_PACKAGE"
+				return 1
+			}
+		done
+		idgen_log "testing the idgen of $IDGEN_TEST_PACKAGE $(dpkg-query -W -f='${Version}' "$IDGEN_TEST_PACKAGE")"
+		return 0
+	fi
+	[ -f "$IDGEN_ROOT/idgen.so" ] || {
+		idgen_warn "$IDGEN_ROOT/idgen.so does not exist: build idgen first (bash scripts/setup.sh)"
+		return 1
+	}
+	cmp -s "$IDGEN_ROOT/idgen.so" "$lib" || {
+		idgen_warn "$lib is not this tree's build: run make install as a user that can write it"
+		return 1
+	}
+	# every installed script is one of this tree's, unchanged: a stale one
+	# (a version this tree no longer ships) could be what CREATE EXTENSION runs
+	for f in "$sharedir"/idgen.control "$sharedir"/idgen--*.sql; do
+		name=${f##*/}
+		if [ "$name" = idgen.control ]; then
+			cmp -s "$IDGEN_ROOT/idgen.control" "$f"
+		else
+			cmp -s "$IDGEN_ROOT/sql/$name" "$f"
+		fi || {
+			idgen_warn "$f is not this tree's: remove it, then run make install"
+			return 1
+		}
+	done
+	idgen_log "testing this tree's build, installed in $pkglibdir"
+}
+
+if ! check_installed; then
+	echo
+	echo "idgen tests: FAILED (the servers would not load this tree's idgen, no suite ran)"
+	exit 1
 fi
 
 suites=${IDGEN_SUITES:-regress isolation tap pgtap}
