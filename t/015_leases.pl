@@ -104,8 +104,20 @@ sub server_pids
 {
 	my ($node) = @_;
 	my $pm = $node->{_pid};
-	my @children = split /\s+/, `ps -o pid= --ppid $pm`;
-	return ($pm, grep { /^\d+$/ } @children);
+	my @children;
+
+	# /proc, not ps: a minimal system has no procps
+	foreach my $stat (glob '/proc/[0-9]*/stat')
+	{
+		open my $fh, '<', $stat or next;
+		my $line = <$fh>;
+		close $fh;
+		next unless defined $line;
+		# pid (comm) state ppid ...: comm may hold spaces and parentheses
+		push @children, $1 if $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $pm;
+	}
+	die "no child process of postmaster $pm found" unless @children;
+	return ($pm, @children);
 }
 
 # --------------------------------------------------------------------------
