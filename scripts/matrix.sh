@@ -1,29 +1,38 @@
 #!/usr/bin/env bash
-# scripts/matrix.sh -- every test suite on every PostgreSQL idgen supports
+# scripts/matrix.sh -- every test suite on every PostgreSQL idgen supports,
+# each from nothing
 #
-#	bash scripts/matrix.sh            # 15, 17, 18 and 19
+#	bash scripts/matrix.sh            # 15, 17, 18 and 19, the package, PGXN
 #	bash scripts/matrix.sh 18         # one version (or several)
+#	bash scripts/matrix.sh deb pgxn   # only the package, only the PGXN archive
+#	bash scripts/matrix.sh --bases    # only make the pristine bases
 #
-# Runs scripts/test.sh, the README's test command, once per version, with
-# warnings as errors (PG_CFLAGS=-Werror):
-#	15  on this machine (Debian 12 "bookworm"), as the README's command does
-#	17  in a Debian 13 "trixie" root
-#	18  in a Debian unstable "sid" root
-#	19  in a "sid" root with Debian's "experimental" suite for PostgreSQL
-# Each root is made with debootstrap from the Debian archive that this
-# machine's apt already uses, with postgresql-N and postgresql-server-dev-N
-# installed inside by apt-get; scripts/test.sh then installs the rest there
-# as it does here.  Roots are kept between runs under $IDGEN_MATRIX_CACHE
-# and made again when missing or broken.  A run in a root happens in its own
-# mount and PID namespaces: /proc, /dev and /dev/shm are mounted for it, and
-# the mounts and every process it started are gone when it ends, whatever
-# happened.  A version whose root cannot be made counts as failed.
+# Each job runs in a Debian root that starts pristine: a base made once with
+# debootstrap holding only that release's PostgreSQL server, as a fresh
+# machine has it, is overlaid afresh for every run (overlayfs, in a private
+# mount namespace) and thrown away after it, so nothing installed on this
+# machine or left by an earlier run can make a job pass.  Inside, the
+# README's test command, scripts/test.sh, installs everything else itself
+# with apt-get and runs every suite with warnings as errors (PG_CFLAGS=-Werror):
+#	15    Debian 12 "bookworm"
+#	17    Debian 13 "trixie"
+#	18    Debian unstable "sid"
+#	19    "sid" with Debian's "experimental" suite for PostgreSQL
+#	deb   bookworm: the Debian package built from debian/ in one fresh root,
+#	      installed into another, preloaded, and the suites run against it
+#	pgxn  bookworm: make dist's zip installed with pgxnclient and checked
+#	      with `pgxn check`
+# Bases are kept under $IDGEN_MATRIX_CACHE and made again when missing, made
+# by an older recipe, or broken; downloaded .debs are kept there too (a cache
+# of downloads: every run still installs them).  A run's mounts and processes
+# are gone when it ends, whatever happened.  A job whose base cannot be made
+# counts as failed.
 #
 # PostgreSQL 16 is in no Debian suite reachable here: it is not tested.
 #
-# Needs root (debootstrap, chroot, mounts).  Environment:
-#	IDGEN_MATRIX_CACHE   where roots are kept (/var/cache/idgen-matrix)
-#	IDGEN_MATRIX_REBUILD=1  make every root afresh
+# Needs root (debootstrap, mounts, chroot).  Environment:
+#	IDGEN_MATRIX_CACHE      where bases are kept (/var/cache/idgen-matrix)
+#	IDGEN_MATRIX_REBUILD=1  make every base afresh
 #	IDGEN_SUITES, PROVE_TESTS, PROVE_FLAGS, IDGEN_KEEP  passed to scripts/test.sh
 
 set -euo pipefail
@@ -33,46 +42,60 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-IDGEN_MATRIX_VERSIONS=(15 17 18 19)
+IDGEN_MATRIX_JOBS=(15 17 18 19 deb pgxn)
 cache=${IDGEN_MATRIX_CACHE:-/var/cache/idgen-matrix}
-host_codename=bookworm
+# Bump when make_base changes: bases made by an older recipe are made again.
+base_recipe=2
 
 idgen_is_root || idgen_die "needs root: it makes Debian roots with debootstrap and runs in them"
 
-# Where each version comes from: "host", or the suite of a root.
-suite_of()
+# The PostgreSQL version and the Debian suite of each job.
+version_of()
 {
 	case $1 in
-		15) echo host ;;
+		deb|pgxn) echo 15 ;;
+		*) echo "$1" ;;
+	esac
+}
+
+suite_of()
+{
+	case $(version_of "$1") in
+		15) echo bookworm ;;
 		17) echo trixie ;;
 		18) echo sid ;;
 		19) echo experimental ;;
 		16) idgen_die "PostgreSQL 16 is in no Debian suite reachable here; it is not tested" ;;
-		*) idgen_die "PostgreSQL $1 is not in the matrix (${IDGEN_MATRIX_VERSIONS[*]})" ;;
+		*) idgen_die "$1 is not in the matrix (${IDGEN_MATRIX_JOBS[*]})" ;;
 	esac
 }
 
-versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=("${IDGEN_MATRIX_VERSIONS[@]}")
-for v in "${versions[@]}"; do
-	suite_of "$v" >/dev/null
+bases_only=0
+if [ "${1:-}" = --bases ]; then
+	bases_only=1
+	shift
+fi
+jobs=("$@")
+[ ${#jobs[@]} -gt 0 ] || jobs=("${IDGEN_MATRIX_JOBS[@]}")
+for j in "${jobs[@]}"; do
+	suite_of "$j" >/dev/null
 done
 
 export DEBIAN_FRONTEND=noninteractive
 export PG_CFLAGS="${PG_CFLAGS:+$PG_CFLAGS }-Werror"
 
-# The Debian archive this machine's apt uses, for debootstrap and the roots.
+# The Debian archives this machine's apt uses ("URI SUITE" lines read from
+# apt-cache policy), for debootstrap and the roots.
 archive_uri()
 {
-	local uri
-	uri=$(apt-cache policy 2>/dev/null |
-		awk -v s=" $host_codename/main " 'index($0, s) { print $2; exit }')
+	local want=$1 out uri
+	out=$(apt-cache policy 2>/dev/null || true)
+	uri=$(awk -v s=" $want/main " 'index($0, s) { print $2; exit }' <<<"$out")
 	if [ -z "$uri" ]; then
 		apt-get -q update >/dev/null
-		uri=$(apt-cache policy 2>/dev/null |
-			awk -v s=" $host_codename/main " 'index($0, s) { print $2; exit }')
+		out=$(apt-cache policy 2>/dev/null || true)
+		uri=$(awk -v s=" $want/main " 'index($0, s) { print $2; exit }' <<<"$out")
 	fi
-	[ -n "$uri" ] || idgen_die "no Debian archive in this machine's apt sources"
 	echo "$uri"
 }
 
@@ -82,13 +105,13 @@ ensure_host_tools()
 	command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 	command -v unshare >/dev/null 2>&1 || need+=(util-linux)
 	[ ${#need[@]} -eq 0 ] && return 0
-	idgen_log "installing: ${need[*]}"
+	idgen_log "installing on this machine: ${need[*]}"
 	apt-get -q update >/dev/null
 	apt-get -q install -y --no-install-recommends "${need[@]}" >/dev/null
 }
 
-# in_root ROOT CMD...: run CMD in ROOT, in new mount and PID namespaces with
-# /proc, /dev and a private /dev/shm; all of it ends with CMD.
+# in_root ROOT CMD...: run CMD in ROOT (used while a base is made), in new
+# mount and PID namespaces with /proc, /dev and a private /dev/shm.
 in_root()
 {
 	local root=$1
@@ -106,57 +129,74 @@ in_root()
 		' in_root "$root" "$@"
 }
 
-# Nothing stays mounted in a root: the namespaces see to it, this checks it.
+# Nothing stays mounted under a directory: the namespaces see to it, this
+# checks it before anything is removed.
 check_unmounted()
 {
-	local root=$1 m
-	m=$(findmnt -rn -o TARGET | grep -F "$root/" || true)
+	local dir=$1 out m
+	out=$(findmnt -rn -o TARGET || true)
+	m=$(grep -F "$dir/" <<<"$out" || true)
 	[ -z "$m" ] && return 0
-	idgen_warn "still mounted under $root, unmounting: $m"
-	umount -R -l "$root/proc" "$root/dev" 2>/dev/null || true
+	idgen_warn "still mounted under $dir, unmounting: $m"
+	umount -R -l "$dir"/* 2>/dev/null || true
 }
 
-root_dir()
+base_dir()
 {
-	echo "$cache/pg$1-$(suite_of "$1")"
+	echo "$cache/base-pg$(version_of "$1")-$(suite_of "$1")"
 }
 
-root_ok()
+base_stamp()
 {
-	local v=$1 root
-	root=$(root_dir "$v")
-	[ -f "$root/.idgen-matrix-ready" ] &&
-		in_root "$root" "/usr/lib/postgresql/$v/bin/pg_config" --version >/dev/null 2>&1
+	echo "recipe $base_recipe: postgresql-$(version_of "$1") on $(suite_of "$1")"
 }
 
-# make_root VERSION: debootstrap a root and install the server and its headers.
-make_root()
+base_ok()
 {
-	local v=$1 suite base root tmp uri log
-	suite=$(suite_of "$v")
-	base=$suite
-	[ "$suite" = experimental ] && base=sid
-	root=$(root_dir "$v")
-	tmp=$root.new
-	log=$cache/pg$v-make-root.log
-	uri=$(archive_uri)
+	local base
+	base=$(base_dir "$1")
+	[ -f "$base/.idgen-base" ] &&
+		[ "$(cat "$base/.idgen-base")" = "$(base_stamp "$1")" ] &&
+		in_root "$base" "/usr/lib/postgresql/$(version_of "$1")/bin/postgres" --version >/dev/null 2>&1
+}
+
+# make_base JOB: debootstrap a minimal root and install PostgreSQL's server
+# in it, nothing else: what a fresh machine of that release has.  The apt
+# lists are then removed, so the test command has to read them itself.
+make_base()
+{
+	local j=$1 v suite dist base tmp uri sec log
+	v=$(version_of "$j")
+	suite=$(suite_of "$j")
+	dist=$suite
+	[ "$suite" = experimental ] && dist=sid
+	base=$(base_dir "$j")
+	tmp=$base.new
+	log=$cache/base-pg$v-$suite.log
+	uri=$(archive_uri bookworm)
+	[ -n "$uri" ] || idgen_die "no Debian archive in this machine's apt sources"
+	sec=$(archive_uri bookworm-security)
 
 	check_unmounted "$tmp"
 	rm -rf -- "$tmp"
 	mkdir -p -- "$cache"
-	idgen_log "PostgreSQL $v: making a Debian $suite root in $root (log: $log)"
+	idgen_log "PostgreSQL $v: making a pristine Debian $suite base in $base (log: $log)"
 	{
-		debootstrap --variant=minbase "$base" "$tmp" "$uri" ||
-			{ rm -rf -- "$tmp" && debootstrap --variant=minbase "$base" "$tmp" "$uri"; }
+		debootstrap --variant=minbase "$dist" "$tmp" "$uri" ||
+			{ rm -rf -- "$tmp" && debootstrap --variant=minbase "$dist" "$tmp" "$uri"; }
 
 		# sid and experimental Release files may be past their Valid-Until
-		cat >"$tmp/etc/apt/apt.conf.d/90idgen-matrix" <<-EOF
+		cat >"$tmp/etc/apt/apt.conf.d/90idgen-matrix" <<-EOT
 			Acquire::Check-Valid-Until "false";
 			APT::Install-Recommends "false";
-		EOF
+		EOT
 		{
-			echo "deb $uri $base main"
-			echo "deb-src $uri $base main"
+			echo "deb $uri $dist main"
+			echo "deb-src $uri $dist main"
+			if [ "$dist" = bookworm ]; then
+				echo "deb $uri bookworm-updates main"
+				[ -z "$sec" ] || echo "deb $sec bookworm-security main"
+			fi
 			if [ "$suite" = experimental ]; then
 				echo "deb $uri experimental main"
 				echo "deb-src $uri experimental main"
@@ -164,11 +204,11 @@ make_root()
 		} >"$tmp/etc/apt/sources.list"
 		if [ "$suite" = experimental ]; then
 			# only the server's packages come from experimental
-			cat >"$tmp/etc/apt/preferences.d/90idgen-matrix" <<-EOF
+			cat >"$tmp/etc/apt/preferences.d/90idgen-matrix" <<-EOT
 				Package: postgresql-$v* postgresql-client-$v postgresql-server-dev-$v libpq5 libpq-dev
 				Pin: release a=experimental
 				Pin-Priority: 990
-			EOF
+			EOT
 		fi
 		# no services started, no "main" cluster made inside the root
 		printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
@@ -177,7 +217,9 @@ make_root()
 		echo "create_main_cluster = false" >"$tmp/etc/postgresql-common/createcluster.conf"
 
 		in_root "$tmp" apt-get -q update &&
-			in_root "$tmp" apt-get -q install -y "postgresql-$v" "postgresql-server-dev-$v"
+			in_root "$tmp" apt-get -q install -y "postgresql-$v" &&
+			in_root "$tmp" apt-get -q clean &&
+			find "$tmp/var/lib/apt/lists" -mindepth 1 -delete
 	} >"$log" 2>&1 || {
 		idgen_tail "$log" 40 >&2
 		check_unmounted "$tmp"
@@ -185,73 +227,171 @@ make_root()
 		return 1
 	}
 	check_unmounted "$tmp"
-	touch "$tmp/.idgen-matrix-ready"
-	rm -rf -- "$root"
-	mv -- "$tmp" "$root"
+	base_stamp "$j" >"$tmp/.idgen-base"
+	check_unmounted "$base"
+	rm -rf -- "$base"
+	mv -- "$tmp" "$base"
 }
 
-# run_version VERSION: scripts/test.sh for one version.
-run_version()
+ensure_base()
 {
-	local v=$1 root src rc=0
-	local pass_env=(PG_CFLAGS="$PG_CFLAGS" CI="${CI:-}")
+	local j=$1
+	if [ "${IDGEN_MATRIX_REBUILD:-0}" != 1 ] && base_ok "$j"; then
+		idgen_log "$j: the pristine $(suite_of "$j") base in $(base_dir "$j")"
+		return 0
+	fi
+	make_base "$j" || {
+		idgen_warn "$j: could not make the base"
+		return 1
+	}
+}
+
+# run_fresh JOB SRC OUT CMD...: CMD as root in a fresh overlay of JOB's base,
+# with the directory SRC at /var/tmp/idgen-src and OUT at /var/tmp/idgen-out
+# (both on this machine, so what is written there outlives the run).  The
+# overlay's upper layer is removed afterwards: the base never changes.
+run_fresh()
+{
+	local j=$1 src=$2 out=$3 base run debs rc=0
+	shift 3
+	base=$(base_dir "$j")
+	debs=$cache/debs-$(suite_of "$j")
+	mkdir -p -- "$debs"
+	run=$(mktemp -d "$cache/run.XXXXXX")
+	mkdir -p -- "$run/upper" "$run/work" "$run/root"
+	unshare --mount --pid --fork --kill-child --propagation private -- \
+		bash -c '
+			base=$1 run=$2 debs=$3 src=$4 out=$5
+			shift 5
+			r=$run/root
+			mount -t overlay overlay \
+				-o "lowerdir=$base,upperdir=$run/upper,workdir=$run/work" "$r" &&
+				mount -t proc proc "$r/proc" &&
+				mount --rbind /dev "$r/dev" &&
+				mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm" &&
+				mount --bind "$debs" "$r/var/cache/apt/archives" &&
+				mkdir -p "$r/var/tmp/idgen-src" "$r/var/tmp/idgen-out" &&
+				mount --bind "$src" "$r/var/tmp/idgen-src" &&
+				mount --bind "$out" "$r/var/tmp/idgen-out" || exit 1
+			exec chroot "$r" /usr/bin/env -i \
+				PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+				HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+		' run_fresh "$base" "$run" "$debs" "$src" "$out" "$@" || rc=$?
+	check_unmounted "$run"
+	rm -rf -- "$run"
+	return $rc
+}
+
+# copy_tree DIR [--with-git]: the tree, without build outputs, into DIR
+copy_tree()
+{
+	local dir=$1 excludes=("${IDGEN_COPY_EXCLUDES[@]}")
+	if [ "${2:-}" = --with-git ]; then
+		local kept=() e
+		for e in "${excludes[@]}"; do
+			[ "$e" = --exclude=./.git ] || kept+=("$e")
+		done
+		excludes=("${kept[@]}")
+	fi
+	mkdir -p -- "$dir"
+	tar -C "$IDGEN_ROOT" "${excludes[@]}" -cf - . | tar -C "$dir" -xf -
+}
+
+test_env()
+{
 	local name
+	printf '%s\n' "PG_CFLAGS=$PG_CFLAGS" "CI=${CI:-}"
 	for name in IDGEN_SUITES PROVE_TESTS PROVE_FLAGS IDGEN_KEEP; do
-		[ -z "${!name:-}" ] || pass_env+=("$name=${!name}")
+		[ -z "${!name:-}" ] || printf '%s\n' "$name=${!name}"
 	done
+}
 
-	if [ "$(suite_of "$v")" = host ]; then
-		env "${pass_env[@]}" PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
-			bash "$here/test.sh" || rc=$?
-		return $rc
-	fi
+# run_job JOB WORKDIR: one job, in fresh roots.
+run_job()
+{
+	local j=$1 w=$2 v env=()
+	v=$(version_of "$j")
+	mapfile -t env < <(test_env)
+	ensure_base "$j" || return 1
+	mkdir -p -- "$w/out"
+	case $j in
+		deb)
+			# built in one fresh root, installed and tested in another
+			copy_tree "$w/src"
+			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
+				bash /var/tmp/idgen-src/scripts/deb.sh build /var/tmp/idgen-out || return 1
+			rm -rf -- "$w/src"
+			copy_tree "$w/src"
+			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
+				bash /var/tmp/idgen-src/scripts/deb.sh test /var/tmp/idgen-out
+			;;
+		pgxn)
+			copy_tree "$w/src" --with-git
+			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
+				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
+				bash /var/tmp/idgen-src/scripts/pgxn.sh
+			;;
+		*)
+			copy_tree "$w/src"
+			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
+				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
+				bash /var/tmp/idgen-src/scripts/test.sh
+			;;
+	esac
+}
 
-	root=$(root_dir "$v")
-	if [ "${IDGEN_MATRIX_REBUILD:-0}" = 1 ] || ! root_ok "$v"; then
-		make_root "$v" || {
-			idgen_warn "PostgreSQL $v: could not make the root"
-			return 1
-		}
-	else
-		idgen_log "PostgreSQL $v: using the root in $root"
-	fi
-
-	# a copy of the tree, as scripts/test.sh copies it for the server user;
-	# a directory of its own, so two runs can share a root
-	src=$(mktemp -d "$root/var/tmp/idgen-src.XXXXXX")
-	tar -C "$IDGEN_ROOT" "${IDGEN_COPY_EXCLUDES[@]}" -cf - . | tar -C "$src" -xf -
-	in_root "$root" env "${pass_env[@]}" \
-		PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
-		bash "/var/tmp/${src##*/}/scripts/test.sh" || rc=$?
-	check_unmounted "$root"
-	rm -rf -- "$src"
+# make_bases JOB...: every base the jobs need, made side by side (the time
+# goes to downloads, not to the processors); fails if one could not be made
+make_bases()
+{
+	local j base pids=() rc=0 pid
+	declare -A seen=()
+	for j in "$@"; do
+		base=$(base_dir "$j")
+		[ -z "${seen[$base]:-}" ] || continue
+		seen[$base]=1
+		ensure_base "$j" &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || rc=1
+	done
 	return $rc
 }
 
 ensure_host_tools
-logs=$(mktemp -d /tmp/idgen-matrix.XXXXXX)
+if [ "$bases_only" = 1 ]; then
+	make_bases "${jobs[@]}"
+	exit
+fi
+# a base that failed here is tried again, alone, by its job
+make_bases "${jobs[@]}" || true
+logs=$(mktemp -d "${TMPDIR:-/tmp}/idgen-matrix.XXXXXX")
 idgen_on_exit rm -rf -- "$logs"
 
 declare -A status=() seconds=()
-for v in "${versions[@]}"; do
-	printf '\n########## PostgreSQL %s (%s) ##########\n' "$v" "$(suite_of "$v")"
+for j in "${jobs[@]}"; do
+	printf '\n########## %s (PostgreSQL %s, %s) ##########\n' "$j" "$(version_of "$j")" "$(suite_of "$j")"
 	start=$SECONDS
-	if run_version "$v" 2>&1 | tee "$logs/$v.out"; then
-		status[$v]=PASS
+	mkdir -p -- "$logs/$j"
+	if run_job "$j" "$logs/$j" 2>&1 | tee "$logs/$j.out"; then
+		status[$j]=PASS
 	else
-		status[$v]=FAIL
+		status[$j]=FAIL
 	fi
-	seconds[$v]=$((SECONDS - start))
+	seconds[$j]=$((SECONDS - start))
+	check_unmounted "$logs/$j"
+	rm -rf -- "${logs:?}/$j"
 done
 
-# One table: for each version, each suite's result and how many tests it ran,
-# read from the summary scripts/test.sh printed.
+# One table: for each job, each suite's result and how many tests it ran,
+# read from the summary its script printed.
 printf '\n########## matrix summary ##########\n'
 pass=0 fail=0
-for v in "${versions[@]}"; do
-	printf 'PostgreSQL %s (%s, %d s): %s\n' "$v" "$(suite_of "$v")" "${seconds[$v]}" "${status[$v]}"
-	summary=$(sed -n '/^===== summary/,$p' "$logs/$v.out" |
-		grep -E '^  (regress|isolation|tap|pgtap) ' || true)
+for j in "${jobs[@]}"; do
+	printf '%s (PostgreSQL %s, %s, %d s): %s\n' "$j" "$(version_of "$j")" "$(suite_of "$j")" "${seconds[$j]}" "${status[$j]}"
+	out=$(sed -n '/^===== summary/,$p' "$logs/$j.out")
+	summary=$(grep -E '^  [a-z]+ +(PASS|FAIL|SKIP)' <<<"$out" || true)
 	if [ -z "$summary" ]; then
 		echo "  no suite ran"
 		fail=$((fail + 1))
@@ -265,11 +405,12 @@ for v in "${versions[@]}"; do
 			*) fail=$((fail + 1)) ;;
 		esac
 	done <<<"$summary"
-	# a version whose run failed outside the suites still fails
-	if [ "${status[$v]}" != PASS ] && ! grep -qE '^  [a-z]+ +FAIL' <<<"$summary"; then
+	# a job whose run failed outside the suites still fails
+	if [ "${status[$j]}" != PASS ] && ! [[ $'\n'$summary =~ $'\n'"  "[a-z]+" "+FAIL ]]; then
 		fail=$((fail + 1))
 	fi
 done
 echo
+echo "matrix took $SECONDS s"
 echo "matrix: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
