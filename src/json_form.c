@@ -130,6 +130,8 @@ make_shape(MemoryContext mcxt, Oid tuptype, int32 tuptypmod, TupleDesc tupdesc)
 		outdesc->tdtypmod = -1;
 		for (int i = 0; i < natts; i++)
 		{
+			/* offsets cached for the input's layout are wrong for the copy's */
+			TupleDescAttr(outdesc, i)->attcacheoff = -1;
 			if (shape->kinds[i] == COLUMN_AS_IS)
 				continue;
 			TupleDescInitEntry(outdesc, (AttrNumber) (i + 1),
