@@ -251,7 +251,7 @@ pass=0 fail=0
 for v in "${versions[@]}"; do
 	printf 'PostgreSQL %s (%s, %d s): %s\n' "$v" "$(suite_of "$v")" "${seconds[$v]}" "${status[$v]}"
 	summary=$(sed -n '/^===== summary/,$p' "$logs/$v.out" |
-		grep -E '^  (regress|isolation|tap|pgtap) ' || true)
+		grep -E '^  (regress|isolation|tap|pgtap|clients) ' || true)
 	if [ -z "$summary" ]; then
 		echo "  no suite ran"
 		fail=$((fail + 1))
