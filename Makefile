@@ -21,6 +21,7 @@ OBJS = \
 	src/public_id.o \
 	src/settings.o \
 	src/text_form.o \
+	src/json_form.o \
 	src/wait_event.o
 
 # The lease worker talks to its registry with libpq, as dblink does.
@@ -28,12 +29,12 @@ PG_CPPFLAGS = -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
 EXTENSION = idgen
-DATA = sql/idgen--1.0.sql sql/idgen--1.1.sql sql/idgen--1.0--1.1.sql
+DATA = sql/idgen--1.0.sql sql/idgen--1.1.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql
 PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with
 # idgen in shared_preload_libraries (the pg_cron pattern).
-REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public idgen_convert idgen_partitions
+REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public idgen_convert idgen_partitions idgen_json
 REGRESS_OPTS = --inputdir=. --temp-config=./test/idgen.conf --temp-instance=./tmp_check_regress
 ISOLATION = concurrent_mint
 ISOLATION_OPTS = --temp-config=./test/idgen.conf --temp-instance=./tmp_check_iso

@@ -12,6 +12,9 @@
 # and then
 #	pgtap      pg_prove             test/*.sql on a throwaway cluster
 #	                                (scripts/lib.sh) with test/idgen.conf
+#	clients    node --test, unittest  test/clients/: node-postgres (npm ci
+#	                                from its lock) and Debian's psycopg on
+#	                                such a cluster
 # Every suite runs even when an earlier one fails; failures print their diffs
 # and log tails, and the exit status is non-zero if any suite failed.
 #
@@ -107,7 +110,7 @@ if ! check_installed; then
 	exit 1
 fi
 
-suites=${IDGEN_SUITES:-regress isolation tap pgtap}
+suites=${IDGEN_SUITES:-regress isolation tap pgtap clients}
 declare -A result=()
 
 idgen_workcopy
@@ -245,17 +248,71 @@ if wanted pgtap; then
 	fi
 fi
 
+# ---- client libraries -------------------------------------------------------
+# Debian's interpreter: a python3 earlier in PATH (pyenv) lacks its psycopg
+client_python=/usr/bin/python3
+
+run_clients()
+{
+	local conf=() line
+	IDGEN_EXIT_HOOKS=()	# this subshell cleans up its cluster only
+	command -v node >/dev/null 2>&1 ||
+		{ idgen_warn "node not found: install nodejs (scripts/setup.sh does)"; return 1; }
+	command -v npm >/dev/null 2>&1 ||
+		{ idgen_warn "npm not found: install npm (scripts/setup.sh does)"; return 1; }
+	"$client_python" -c 'import psycopg' 2>/dev/null ||
+		{ idgen_warn "$client_python cannot import psycopg: install python3-psycopg (scripts/setup.sh does)"; return 1; }
+	if [ -f test/idgen.conf ]; then
+		while IFS= read -r line || [ -n "$line" ]; do
+			conf+=("$line")
+		done <test/idgen.conf
+	fi
+	# npm's cache inside the work tree: the server user's HOME may not be writable
+	(cd test/clients && idgen_as_user env npm_config_cache="$work/.npm-cache" \
+		npm ci --no-audit --no-fund --loglevel=error) || return 1
+	idgen_cluster_start "" "${conf[@]}" || return 1
+	if idgen_psql -q -d postgres -c 'CREATE EXTENSION idgen' &&
+		(cd test/clients &&
+			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
+				PGDATABASE="$PGDATABASE" node --test &&
+			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
+				PGDATABASE="$PGDATABASE" "$client_python" -m unittest -v test_psycopg); then
+		return 0
+	fi
+	idgen_tail "$IDGEN_PGLOG" 40
+	return 1
+}
+
+if wanted clients; then
+	if [ ! -f test/clients/package.json ]; then
+		result[clients]=SKIP
+	else
+		banner clients
+		if (run_clients) 2>&1 | tee "$outs/clients.out"; then	# pipefail: the status of run_clients
+			result[clients]=PASS
+		else
+			result[clients]=FAIL
+		fi
+	fi
+fi
+
 # ---- summary -----------------------------------------------------------------
 
 # How many tests a suite ran, from what its runner printed: pg_regress says
 # "All 3 tests passed." or "1 of 3 tests failed." (with "# " before it since
-# PostgreSQL 16), prove and pg_prove say "Files=6, Tests=290".
+# PostgreSQL 16), prove and pg_prove say "Files=6, Tests=290"; for clients,
+# node --test says "# tests 21" and unittest "Ran 9 tests", summed.
 tests_run()
 {
 	local out=$outs/$1.out n
 	[ -f "$out" ] || return 0
-	n=$(grep -oE 'All [0-9]+ tests passed|of [0-9]+ tests failed|Tests=[0-9]+' "$out" |
-		grep -oE '[0-9]+' | tail -n 1 || true)
+	if [ "$1" = clients ]; then
+		n=$(grep -oE '^# tests [0-9]+|^Ran [0-9]+ tests?' "$out" |
+			grep -oE '[0-9]+' | awk '{ s += $1 } END { if (NR) print s }' || true)
+	else
+		n=$(grep -oE 'All [0-9]+ tests passed|of [0-9]+ tests failed|Tests=[0-9]+' "$out" |
+			grep -oE '[0-9]+' | tail -n 1 || true)
+	fi
 	case $n in
 		'') ;;
 		1) printf '1 test' ;;

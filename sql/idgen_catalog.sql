@@ -23,7 +23,8 @@ SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS object
 
 -- the labels the SQL script gives: decoders are IMMUTABLE STRICT PARALLEL
 -- SAFE, minting and stats are VOLATILE PARALLEL SAFE (idgen_mint runs them
--- in parallel workers to back that claim), catalog readers STABLE
+-- in parallel workers to back that claim), catalog readers STABLE, and so
+-- are the JSON helpers (as row_to_json: output functions read settings)
 SELECT p.oid::regprocedure AS function,
        p.provolatile AS volatility,
        p.proisstrict AS strict,

@@ -1,5 +1,7 @@
--- Versions: a fresh install is the default version, and updating 1.0 to
--- it gives exactly the same objects, definitions and privileges.
+-- Versions: a fresh install is the default version, and updating 1.0 or
+-- 1.1 to it gives exactly the same objects, definitions and privileges.
+-- (There is no full script for 1.2: a fresh install runs 1.1's, then
+-- idgen--1.1--1.2.sql, as contrib's extensions do.)
 
 -- every object of the extension, with what defines it
 CREATE FUNCTION pg_temp.idgen_objects()
@@ -44,6 +46,22 @@ SELECT extversion FROM pg_extension WHERE extname = 'idgen';
 CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();
 
 -- (the objects themselves are idgen_catalog's to list)
+SELECT (SELECT count(*) FROM fresh) = (SELECT count(*) FROM updated) AS same_number_of_objects;
+SELECT 'only in the fresh install' AS where_, object FROM
+  (SELECT * FROM fresh EXCEPT SELECT * FROM updated) AS f
+UNION ALL
+SELECT 'only after the update', object FROM
+  (SELECT * FROM updated EXCEPT SELECT * FROM fresh) AS u
+ORDER BY 1, 2;
+
+-- 1.1, then the update
+DROP TABLE updated;
+DROP EXTENSION idgen;
+CREATE EXTENSION idgen VERSION '1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'idgen';
+ALTER EXTENSION idgen UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'idgen';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();
 SELECT (SELECT count(*) FROM fresh) = (SELECT count(*) FROM updated) AS same_number_of_objects;
 SELECT 'only in the fresh install' AS where_, object FROM
   (SELECT * FROM fresh EXCEPT SELECT * FROM updated) AS f
