@@ -273,9 +273,19 @@ run_fresh()
 				mkdir -p "$r/var/tmp/idgen-src" "$r/var/tmp/idgen-out" &&
 				mount --bind "$src" "$r/var/tmp/idgen-src" &&
 				mount --bind "$out" "$r/var/tmp/idgen-out" || exit 1
+			# the certificate authorities this machine trusts locally (a
+			# TLS proxy in front of the npm registry, say) are trusted
+			# inside too: the root is this machine, freshly installed
+			ca=()
+			if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+				mkdir -p "$r/usr/local/share/ca-certificates" &&
+					cp /usr/local/share/ca-certificates/*.crt "$r/usr/local/share/ca-certificates/" &&
+					cat /usr/local/share/ca-certificates/*.crt >"$r/etc/idgen-local-ca.crt" || exit 1
+				ca=(NODE_EXTRA_CA_CERTS=/etc/idgen-local-ca.crt)
+			fi
 			exec chroot "$r" /usr/bin/env -i \
 				PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-				HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+				HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${ca[@]}" "$@"
 		' run_fresh "$base" "$run" "$debs" "$src" "$out" "$@" || rc=$?
 	check_unmounted "$run"
 	rm -rf -- "$run"
