@@ -255,14 +255,36 @@ static const char *const update_rows_sql =
 "WHERE l.shard = n.shard";
 
 /*
- * A round abandoned on the client side must not live on in the registry,
- * holding row locks or a connection: each session's statements, lock
- * waits and idle transactions end on the registry's side too.
+ * The session forces what the protocol needs, whatever the registry's
+ * postgresql.conf, ALTER ROLE or ALTER DATABASE set:
+ *
+ * - A round abandoned on the client side must not live on in the registry,
+ *   holding row locks or a connection: each session's statements, lock
+ *   waits and idle transactions end on the registry's side too ($1).
+ * - A commit is acknowledged only once durable (and with a synchronous
+ *   standby, once there): a renewal lost in a crash after this server
+ *   published its end hands the lease on while it still mints.  remote_apply
+ *   is stronger than on and kept.
+ * - Row security off makes a policy on the table an error, not rows that
+ *   silently vanish; array_nulls makes NULL in an array an SQL null.
+ *
+ * session_replication_role is checked, not set, since only a superuser may:
+ * "replica" would silence the table's triggers.
  */
 static const char *const session_sql =
-"SELECT set_config('statement_timeout', $1, false), "
-"set_config('lock_timeout', $1, false), "
-"set_config('idle_in_transaction_session_timeout', $1, false)";
+"SELECT pg_catalog.set_config('statement_timeout', $1, false), "
+"pg_catalog.set_config('lock_timeout', $1, false), "
+"pg_catalog.set_config('idle_in_transaction_session_timeout', $1, false), "
+"pg_catalog.set_config('synchronous_commit', "
+"CASE pg_catalog.current_setting('synchronous_commit') "
+"WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, false), "
+"pg_catalog.set_config('row_security', 'off', false), "
+"pg_catalog.set_config('array_nulls', 'on', false), "
+"pg_catalog.current_setting('session_replication_role')";
+
+/* Isolation and read-only defaults are the registry's: not ours. */
+static const char *const begin_sql =
+"BEGIN ISOLATION LEVEL READ COMMITTED, READ WRITE";
 
 static PGconn *registry = NULL;
 static bool registry_has_table = false;
@@ -678,8 +700,19 @@ lease_round(bool giving_back_all)
 		/* the registry gives up first, so its answer still comes back */
 		snprintf(timeout, sizeof(timeout), "%d", Max(round_ms * 3 / 4, 50));
 		params[0] = timeout;
-		if (!registry_command(session_sql, 1, params, deadline, &error))
+		rows = registry_exec(session_sql, 1, params, deadline, &error);
+		if (rows == NULL)
 			goto done;
+		if (strcmp(PQgetvalue(rows, 0, PQnfields(rows) - 1), "origin") != 0)
+		{
+			error = psprintf("the registry session has \"%s\" set to \"%s\", not \"%s\"",
+							 "session_replication_role",
+							 PQgetvalue(rows, 0, PQnfields(rows) - 1), "origin");
+			PQclear(rows);
+			registry_close();
+			goto done;
+		}
+		PQclear(rows);
 	}
 	if (!registry_has_table)
 	{
@@ -695,7 +728,7 @@ lease_round(bool giving_back_all)
 			goto done;
 		registry_has_table = true;
 	}
-	if (!registry_command("BEGIN", 0, NULL, deadline, &error))
+	if (!registry_command(begin_sql, 0, NULL, deadline, &error))
 		goto done;
 	params[0] = shards.data;
 	if (!registry_command(add_rows_sql, 1, params, deadline, &error))

