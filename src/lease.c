@@ -4,10 +4,10 @@
  *		Shard leases in a registry database, so that two servers never
  *		mint for one shard at once.
  *
- * With idgen.lease_registry set, the registry's table idgen_lease holds a
- * row per shard: its owner, a token new at every server start (a cloned
- * data directory is another owner), and valid_until, no later than which
- * the owner stamps no ID of the shard.  The "idgen lease" worker takes,
+ * With idgen.lease_registry set, the registry's table public.idgen_lease
+ * holds a row per shard: its owner, a token new at every server start (a
+ * cloned data directory is another owner), and valid_until, no later than
+ * which the owner stamps no ID of the shard.  The "idgen lease" worker takes,
  * renews and gives back this server's leases; it alone talks to the
  * registry.  The minting path only compares the millisecond it stamps with
  * the lease's end in shared memory, beside the fence.
@@ -223,7 +223,7 @@ idgen_lease_error(int32 shard)
 	"WHEN " x " > 'epoch' THEN 9223372036854775807 END"
 
 static const char *const create_table_sql =
-"CREATE TABLE IF NOT EXISTS idgen_lease (\n"
+"CREATE TABLE IF NOT EXISTS public.idgen_lease (\n"
 "    shard integer PRIMARY KEY CHECK (shard >= 0),\n"
 "    owner text,\n"
 "    owner_name text,\n"
@@ -232,8 +232,22 @@ static const char *const create_table_sql =
 "    renewed_at timestamptz\n"
 ")";
 
+/*
+ * The table's owner can rewrite its rows behind the servers' backs (a
+ * trigger): trusted only if it could as well have replaced the table, or
+ * its rights are the registry role's.
+ */
+static const char *const table_owner_sql =
+"SELECT pg_catalog.pg_get_userbyid(c.relowner), "
+"r.rolsuper OR pg_catalog.pg_has_role(c.relowner, 'MEMBER') "
+"OR pg_catalog.pg_has_role(c.relowner, n.nspowner, 'MEMBER') "
+"FROM pg_catalog.pg_class AS c "
+"JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+"JOIN pg_catalog.pg_roles AS r ON r.oid = c.relowner "
+"WHERE c.oid = pg_catalog.to_regclass('public.idgen_lease')";
+
 static const char *const add_rows_sql =
-"INSERT INTO idgen_lease (shard) SELECT unnest($1::integer[]) "
+"INSERT INTO public.idgen_lease (shard) SELECT unnest($1::integer[]) "
 "ON CONFLICT (shard) DO NOTHING";
 
 static const char *const lock_rows_sql =
@@ -241,11 +255,11 @@ static const char *const lock_rows_sql =
 TIMESTAMPTZ_TO_UNIX_US("valid_until") ", "
 TIMESTAMPTZ_TO_UNIX_US("previous_until") ", "
 TIMESTAMPTZ_TO_UNIX_US("clock_timestamp()") " "
-"FROM idgen_lease WHERE shard = ANY ($1::integer[]) ORDER BY shard "
+"FROM public.idgen_lease WHERE shard = ANY ($1::integer[]) ORDER BY shard "
 "FOR UPDATE SKIP LOCKED";
 
 static const char *const update_rows_sql =
-"UPDATE idgen_lease AS l SET owner = n.owner, "
+"UPDATE public.idgen_lease AS l SET owner = n.owner, "
 "owner_name = CASE WHEN n.owner IS NULL THEN l.owner_name ELSE $4 END, "
 "valid_until = " UNIX_US_TO_TIMESTAMPTZ("n.until") ", "
 "previous_until = CASE WHEN n.take THEN l.valid_until ELSE l.previous_until END, "
@@ -271,6 +285,14 @@ static const char *const update_rows_sql =
  * session_replication_role is checked, not set, since only a superuser may:
  * "replica" would silence the table's triggers.
  */
+/*
+ * First, alone, so that no later name (a table, function, operator or type)
+ * is looked up in a schema someone with CREATE on the registry made, such
+ * as one named after the registry role.  The table is always public's.
+ */
+static const char *const search_path_sql =
+"SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)";
+
 static const char *const session_sql =
 "SELECT pg_catalog.set_config('statement_timeout', $1, false), "
 "pg_catalog.set_config('lock_timeout', $1, false), "
@@ -700,6 +722,8 @@ lease_round(bool giving_back_all)
 		/* the registry gives up first, so its answer still comes back */
 		snprintf(timeout, sizeof(timeout), "%d", Max(round_ms * 3 / 4, 50));
 		params[0] = timeout;
+		if (!registry_command(search_path_sql, 0, NULL, deadline, &error))
+			goto done;
 		rows = registry_exec(session_sql, 1, params, deadline, &error);
 		if (rows == NULL)
 			goto done;
@@ -717,11 +741,18 @@ lease_round(bool giving_back_all)
 	if (!registry_has_table)
 	{
 		/* CREATE ... IF NOT EXISTS would need CREATE even when it exists */
-		rows = registry_exec("SELECT to_regclass('idgen_lease') IS NOT NULL",
-							 0, NULL, deadline, &error);
+		rows = registry_exec(table_owner_sql, 0, NULL, deadline, &error);
 		if (rows == NULL)
 			goto done;
-		registry_has_table = strcmp(PQgetvalue(rows, 0, 0), "t") == 0;
+		if (PQntuples(rows) > 0 && strcmp(PQgetvalue(rows, 0, 1), "t") != 0)
+		{
+			error = psprintf("table \"%s\" is owned by role \"%s\", which is not this role, one it belongs to, the owner of schema \"%s\" or a superuser",
+							 "public.idgen_lease", PQgetvalue(rows, 0, 0), "public");
+			PQclear(rows);
+			registry_close();
+			goto done;
+		}
+		registry_has_table = PQntuples(rows) > 0;
 		PQclear(rows);
 		if (!registry_has_table &&
 			!registry_command(create_table_sql, 0, NULL, deadline, &error))

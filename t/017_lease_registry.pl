@@ -165,4 +165,81 @@ sub compare_minted
 	$b->stop;
 }
 
+# --------------------------------------------------------------------------
+# A role with CREATE on the registry database puts its own idgen_lease,
+# whose trigger expires every row, first in the registry role's search_path
+# (a schema named after it), and, where it may create in public, as
+# public.idgen_lease before any server made it.
+
+my $hostile_table = <<'EOS';
+CREATE TABLE idgen_lease (
+    shard integer PRIMARY KEY CHECK (shard >= 0),
+    owner text,
+    owner_name text,
+    valid_until timestamptz,
+    previous_until timestamptz,
+    renewed_at timestamptz
+);
+CREATE FUNCTION expire() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.valid_until := now() - interval '1 minute';
+    RETURN NEW;
+END $$;
+CREATE TRIGGER expire BEFORE INSERT OR UPDATE ON idgen_lease
+    FOR EACH ROW EXECUTE FUNCTION expire();
+GRANT ALL ON idgen_lease TO idgen;
+EOS
+
+$registry->safe_psql('postgres', <<"EOS");
+CREATE ROLE mallory LOGIN;
+CREATE DATABASE leases_owner;
+EOS
+$registry->safe_psql('leases_hostile', <<"EOS");
+GRANT CREATE ON DATABASE leases_hostile TO mallory;
+GRANT CREATE ON SCHEMA public TO idgen;
+SET ROLE mallory;
+CREATE SCHEMA idgen;
+GRANT USAGE ON SCHEMA idgen TO idgen;
+SET search_path = idgen;
+$hostile_table
+EOS
+
+{
+	my $a = minting_node('hostile_a', 'leases_hostile');
+	$a->poll_query_until('postgres',
+		"SELECT state = 'held' FROM idgen_leases() WHERE shard = 5")
+	  or die 'A did not take the lease on shard 5';
+	my $b = minting_node('hostile_b', 'leases_hostile');
+	my @minting = map { start_minting($_, 5) } $a, $b;
+	$_->finish for @minting;
+	compare_minted($a, $b, 'a hostile idgen_lease in the search_path');
+	is($registry->safe_psql('leases_hostile', 'SELECT count(*) FROM idgen.idgen_lease'),
+		'0', 'the hostile table was not used');
+	is( $registry->safe_psql('leases_hostile',
+			'SELECT count(*) FROM public.idgen_lease WHERE shard = 5 AND owner IS NOT NULL'),
+		'1',
+		'public.idgen_lease was');
+	$a->stop;
+	$b->stop;
+}
+
+# On PostgreSQL 14 anyone may create in public: the table a server finds
+# there is used only if its owner could as well have replaced it.
+$registry->safe_psql('leases_owner', <<"EOS");
+GRANT CREATE ON SCHEMA public TO mallory, idgen;
+SET ROLE mallory;
+$hostile_table
+EOS
+
+{
+	my $a = minting_node('owner_a', 'leases_owner');
+	ok( $a->wait_for_log(
+			qr/"public\.idgen_lease" is owned by role "mallory"/),
+		'a server refuses an idgen_lease owned by another role');
+	my ($ret, $stderr) = psql_fails($a, 'SELECT idgen_next(5)');
+	like($stderr, qr/could not take the lease on shard 5/,
+		'and does not mint under it');
+	$a->stop;
+}
+
 done_testing();
