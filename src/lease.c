@@ -38,6 +38,7 @@
 #include "funcapi.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
@@ -370,11 +371,113 @@ registry_close(void)
 	registry_has_table = false;
 }
 
+/*
+ * What of idgen.lease_registry must never reach a log: the password as
+ * libpq decodes it, and as written, which libpq quotes (the whole string,
+ * or the password alone) when it cannot parse them.
+ */
+static List *registry_secrets = NIL;
+
+static void
+add_secret(const char *start, size_t len)
+{
+	if (len > 0)
+		registry_secrets = lappend(registry_secrets,
+								   MemoryContextStrdup(TopMemoryContext,
+													   pnstrdup(start, len)));
+}
+
+static void
+find_registry_secrets(void)
+{
+	const char *conninfo = idgen_lease_registry;
+	const char *p;
+	PQconninfoOption *options = PQconninfoParse(conninfo, NULL);
+
+	if (options != NULL)
+	{
+		for (PQconninfoOption *o = options; o->keyword != NULL; o++)
+			if (strcmp(o->keyword, "password") == 0 && o->val != NULL)
+				add_secret(o->val, strlen(o->val));
+		PQconninfoFree(options);
+	}
+
+	/* a URI's user:password@ */
+	if (strncmp(conninfo, "postgresql://", 13) == 0 ||
+		strncmp(conninfo, "postgres://", 11) == 0)
+	{
+		const char *authority = strstr(conninfo, "://") + 3;
+		size_t		len = strcspn(authority, "/?");
+		const char *at = NULL;
+
+		for (const char *c = authority; c < authority + len; c++)
+			if (*c == '@')
+				at = c;
+		if (at != NULL)
+		{
+			const char *colon = memchr(authority, ':', at - authority);
+
+			if (colon != NULL)
+				add_secret(colon + 1, at - colon - 1);
+		}
+	}
+
+	/* password=... as a keyword or a URI parameter, quoted or not */
+	for (p = conninfo; (p = strstr(p, "password")) != NULL;)
+	{
+		p += strlen("password");
+		while (*p == ' ')
+			p++;
+		if (*p != '=')
+			continue;
+		p++;
+		while (*p == ' ')
+			p++;
+		if (*p == '\'')
+		{
+			const char *end = strchr(p + 1, '\'');
+
+			add_secret(p + 1, end ? end - p - 1 : strlen(p + 1));
+		}
+		else
+			add_secret(p, strcspn(p, " \t\n&"));
+	}
+}
+
+/* message, every secret of the connection string masked */
+static char *
+mask_secrets(const char *message)
+{
+	char	   *masked = pstrdup(message);
+	ListCell   *lc;
+
+	foreach(lc, registry_secrets)
+	{
+		const char *secret = lfirst(lc);
+		size_t		len = strlen(secret);
+		StringInfoData buf;
+		const char *p = masked;
+		const char *hit;
+
+		initStringInfo(&buf);
+		while ((hit = strstr(p, secret)) != NULL)
+		{
+			appendBinaryStringInfo(&buf, p, hit - p);
+			appendStringInfoString(&buf, "********");
+			p = hit + len;
+		}
+		appendStringInfoString(&buf, p);
+		pfree(masked);
+		masked = buf.data;
+	}
+	return masked;
+}
+
 /* The registry's notices ("relation already exists") are no news. */
 static void
 registry_notice(void *arg, const char *message)
 {
-	elog(DEBUG1, "idgen lease registry: %s", message);
+	elog(DEBUG1, "idgen lease registry: %s", mask_secrets(message));
 }
 
 /* Connect if not connected; false, with *error set, if that fails. */
@@ -927,7 +1030,8 @@ done:
 		/* a failed give-back is always worth a line: the lease now expires */
 		if (!registry_failing || giving_back_all)
 			ereport(WARNING,
-					(errmsg("could not renew shard leases in the idgen lease registry: %s", error),
+					(errmsg("could not renew shard leases in the idgen lease registry: %s",
+							mask_secrets(error)),
 					 giving_back_all ?
 					 errdetail("The leases of this server were not given back; other servers take them once they end.") :
 					 errdetail("Minting for a shard stops when its lease ends, %d ms after its last renewal, unless the registry is reached before.",
@@ -1027,6 +1131,7 @@ idgen_lease_worker_main(Datum main_arg)
 	round_context = AllocSetContextCreate(TopMemoryContext, "idgen lease round",
 										  ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(TopMemoryContext);
+	find_registry_secrets();
 	refresh_wanted();
 	next_ms = lease_now();
 

@@ -242,4 +242,50 @@ EOS
 	$a->stop;
 }
 
+# --------------------------------------------------------------------------
+# Passwords in the connection string never reach a log: a URI with a typo
+# (libpq quotes the whole string), a bad percent-encoding in the password
+# (libpq quotes the password), and a wrong password.
+
+$registry->safe_psql('postgres',
+	"CREATE ROLE idgen_pw LOGIN PASSWORD 'RightPw'");
+my $hba = $registry->data_dir . '/pg_hba.conf';
+write_conf($hba, "local all idgen_pw scram-sha-256\n" . slurp_file($hba));
+$registry->reload;
+
+{
+	my $s = idgen_node('secrets', conf => "idgen.shard_id = 5\n");
+	my @cases = (
+		[ 'a URI with a typo', 'postgresql://idgen:Sekr1tTypo@[::1/leases' ],
+		[
+			'a badly encoded password',
+			'postgresql://idgen:Sekr1tPct%zz@localhost/leases'
+		],
+		[
+			'a wrong password',
+			'host='
+			  . $registry->host
+			  . ' port='
+			  . $registry->port
+			  . ' dbname=postgres user=idgen_pw password=Sekr1tWrong'
+		]);
+	for my $case (@cases)
+	{
+		my ($what, $conninfo) = @$case;
+		my $offset = -s $s->logfile // 0;
+		my $registry_offset = -s $registry->logfile;
+		$s->append_conf('postgresql.conf',
+			"idgen.lease_registry = '$conninfo'\n");
+		$s->start;
+		ok( $s->wait_for_log(
+				qr/could not renew shard leases in the idgen lease registry/,
+				$offset),
+			"$what: the lease worker logs that it cannot reach the registry");
+		my $log = slurp_file($s->logfile, $offset)
+		  . slurp_file($registry->logfile, $registry_offset);
+		unlike($log, qr/Sekr1t/, "$what: the password is not in a log");
+		$s->stop;
+	}
+}
+
 done_testing();
