@@ -29,9 +29,43 @@ SELECT * FROM idgen_decode((1387263000::bigint << 23) | (1341 << 10) | (5001 % 1
     'epoch=2011-01-01 00:00:00+00; shard_bits=13; sequence_bits=10');
 SELECT * FROM idgen_decode((1000::bigint << 23) | (1341 << 10) | 7, 'instagram');
 
--- pgEdge snowflake: 41 bits of ms since 2023-01-01, the 12-bit counter
--- above the 10-bit node (its documentation's layout)
-SELECT * FROM idgen_decode((86400000::bigint << 22) | (3 << 10) | 17, 'pgedge');
+-- pgEdge snowflake: IDs minted by the real extension, not built from a
+-- reading of its documentation.  pgEdge snowflake 2.6.0 (tag v2.6.0 of its
+-- public repository, built against PostgreSQL 15.20 with PGXS in a
+-- throwaway root), on 2026-12-01: snowflake.nextval() with snowflake.node
+-- set to 1, 37, 512 (a sequence of INCREMENT 1000, whose count passes
+-- 4095 and rolls into the next millisecond) and 1023, and what the same
+-- extension's snowflake.format(id) said of each (ts is
+-- to_timestamp(snowflake.get_epoch(id)); "id" in format is the node,
+-- get_node; count is get_count).  Its snowflake.c: 41 bits of ms since
+-- 1672531200 s (2023-01-01 00:00:00 UTC) at bit 22, the 10-bit node at
+-- bit 12, the 12-bit counter at bit 0 -- the node above the counter.
+-- 518356677230219265 is issue 16's (node 37, count 1), read again by the
+-- same build; 136169504773242881 is the example of pgEdge's
+-- docs/snowflake_functions.md, whose node 1 and count 3 the extension
+-- does not say: it says node 0, count 1 (the docs' ts agrees).
+SELECT v.id, d.created_at, d.shard AS node, d.sequence AS count,
+       (d.created_at, d.shard, d.sequence) = (v.ts, v.node, v.count) AS as_pgedge_says
+  FROM (VALUES
+    -- (id, snowflake.format(id)->>'ts', ->'id', ->'count')
+    (136169504773242881, '2024-01-11 18:08:59.845+00'::timestamptz, 0, 1),
+    (518356677230219265, '2026-12-01 09:24:22.453+00', 37, 1),
+    (518383815148703744, '2026-12-01 11:12:12.637+00', 1, 0),
+    (518383815148703746, '2026-12-01 11:12:12.637+00', 1, 2),
+    (518383815153045505, '2026-12-01 11:12:12.638+00', 37, 1),
+    (518383815154991104, '2026-12-01 11:12:12.638+00', 512, 0),
+    (518383815154992104, '2026-12-01 11:12:12.638+00', 512, 1000),
+    (518383815154995104, '2026-12-01 11:12:12.638+00', 512, 4000),
+    (518383815159185408, '2026-12-01 11:12:12.639+00', 512, 0),
+    (518383815157084165, '2026-12-01 11:12:12.638+00', 1023, 5)
+  ) v(id, ts, node, count),
+  idgen_decode(v.id, 'pgedge') d
+ ORDER BY v.id;
+-- and its time, by id_to_timestamp and min_id_at
+SELECT id_to_timestamp(518356677230219265, 'pgedge'),
+       min_id_at('2026-12-01 09:24:22.453+00', 'pgedge') <= 518356677230219265
+   AND 518356677230219265 < min_id_at('2026-12-01 09:24:22.454+00', 'pgedge')
+       AS pgedge_brackets;
 
 -- Sonyflake: 39 bits of 10 ms units since 2014-09-01, the 8-bit sequence
 -- above the 16-bit machine ID (its README's layout)
