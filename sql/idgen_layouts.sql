@@ -28,6 +28,15 @@ SELECT id_to_timestamp(1541815603606036480, 'twitter');
 SELECT * FROM idgen_decode((1387263000::bigint << 23) | (1341 << 10) | (5001 % 1024),
     'epoch=2011-01-01 00:00:00+00; shard_bits=13; sequence_bits=10');
 SELECT * FROM idgen_decode((1000::bigint << 23) | (1341 << 10) | 7, 'instagram');
+-- and IDs minted on 2026-12-01 by the post's own next_id() function (run
+-- as published, shard_id 5, on PostgreSQL 15, its sequence set to 1021 so
+-- that seq_id % 1024 wraps), with the clock_timestamp() read around each
+-- call: 11:13:00.794915-11:13:00.795484 UTC.  In the order minted: the
+-- sequence wraps inside the millisecond, so the last two are smaller.
+SELECT * FROM idgen_decode(4042500050876635134, 'instagram')
+UNION ALL SELECT * FROM idgen_decode(4042500050876635135, 'instagram')
+UNION ALL SELECT * FROM idgen_decode(4042500050876634112, 'instagram')
+UNION ALL SELECT * FROM idgen_decode(4042500050876634113, 'instagram');
 
 -- pgEdge snowflake: IDs minted by the real extension, not built from a
 -- reading of its documentation.  pgEdge snowflake 2.6.0 (tag v2.6.0 of its
