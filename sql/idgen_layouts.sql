@@ -77,9 +77,40 @@ SELECT id_to_timestamp(518356677230219265, 'pgedge'),
        AS pgedge_brackets;
 
 -- Sonyflake: 39 bits of 10 ms units since 2014-09-01, the 8-bit sequence
--- above the 16-bit machine ID (its README's layout)
+-- above the 16-bit machine ID (its README's layout), built by hand
 SELECT * FROM idgen_decode((8640000::bigint << 24) | (5 << 16) | 4242, 'sonyflake');
 SELECT min_id_at('2014-09-02 00:00:00.009+00', 'sonyflake') = (8640000::bigint << 24) AS ten_ms_units;
+-- and IDs minted by Sonyflake itself: sony/sonyflake v1.3.0 (tag of its
+-- public repository, built with Debian's Go 1.19.8), on 2026-12-01,
+-- NextID() of generators with the default StartTime and MachineID set to
+-- 1, 4242, 65535 and 7 (300 IDs in a row from the last, so its 8-bit
+-- sequence passes 255 into the next 10 ms), each with what the same
+-- library's Decompose(id) said: time (10 ms units since StartTime),
+-- machine-id, sequence.  Its sonyflake.go: BitLenTime 39, BitLenSequence
+-- 8, machine 16 bits; time << 24 | sequence << 16 | machine; default
+-- StartTime 2014-09-01 00:00:00 UTC; unit 1e7 ns.
+SELECT v.id, d.created_at, d.shard AS machine_id, d.sequence,
+       (d.created_at, d.shard, d.sequence)
+     = ('2014-09-01 00:00:00+00'::timestamptz + v.time * interval '10 ms', v.machine, v.seq)
+       AS as_decompose_says
+  FROM (VALUES
+    -- (id, Decompose's time, machine-id, sequence)
+    (648597308845326337, 38659412196, 1, 0),
+    (648597308845461650, 38659412196, 4242, 2),
+    (648597308845522943, 38659412196, 65535, 2),
+    (648597308862038023, 38659412196, 7, 255),
+    (648597308862103559, 38659412197, 7, 0)
+  ) v(id, time, machine, seq),
+  idgen_decode(v.id, 'sonyflake') d
+ ORDER BY v.id;
+-- Sonyflake v2 (sony/sonyflake/v2 v2.2.0, built the same way, MachineID
+-- 4242) keeps the layout but moves the default StartTime to 2025-01-01
+-- 00:00:00 UTC: the preset, v1's, reads its IDs a decade early, and a
+-- specification reads them as its ToTime(id) and Decompose(id) did
+-- (2026-12-01 11:15:28.18 UTC, time 6043412818, machine 4242, sequence 2)
+SELECT id_to_timestamp(101391642224890002, 'sonyflake') AS read_as_v1;
+SELECT * FROM idgen_decode(101391642224890002,
+    'epoch=2025-01-01 00:00:00+00; unit=10ms; shard_bits=16; sequence_bits=8; order=sequence-shard');
 
 -- idgen's own default layout, as a preset: the same as the server's here
 SELECT idgen_decode(4194309127, 'idgen') = idgen_decode(4194309127) AS same_as_server;
