@@ -20,6 +20,29 @@ SELECT * FROM idgen_decode(90339695967350784, 'discord');
 -- (1541815603606036480: 2022-06-28 16:07:40.105 UTC)
 SELECT * FROM idgen_decode(1541815603606036480, 'twitter');
 SELECT id_to_timestamp(1541815603606036480, 'twitter');
+-- and IDs minted by Twitter's own IdWorker.scala (tag snowflake-2010 of
+-- its public, archived repository, compiled unmodified with Debian's Scala
+-- 2.11.12 against stand-ins for the stats, logging, scribe and thrift
+-- classes it imports, which take no part in the ID), on 2026-12-01:
+-- get_id() of IdWorker(workerId, datacenterId) with the datacenter and
+-- worker below, the call's place in its millisecond as the sequence, and
+-- System.currentTimeMillis read before and after the call (the same ms for
+-- each of these).  Its source: twepoch 1288834974657, sequence 12 bits at
+-- 0, worker 5 bits at 12, datacenter 5 bits at 17, time at 22.
+SELECT v.id, d.created_at, d.shard >> 5 AS datacenter, d.shard & 31 AS worker,
+       d.sequence,
+       (d.created_at, d.shard >> 5, d.shard & 31, d.sequence)
+     = (to_timestamp(v.ms / 1000.0), v.datacenter, v.worker, v.seq) AS as_minted
+  FROM (VALUES
+    -- (id, currentTimeMillis, datacenterId, workerId, sequence)
+    (2127723638659616768, 1796123821307, 1, 1, 0),
+    (2127723638663675906, 1796123821308, 0, 0, 2),
+    (2127723638669418498, 1796123821309, 11, 26, 2),
+    (2127723638672060417, 1796123821309, 31, 31, 1),
+    (2127723638672605187, 1796123821310, 4, 4, 3)
+  ) v(id, ms, datacenter, worker, seq),
+  idgen_decode(v.id, 'twitter') d
+ ORDER BY v.id;
 
 -- Instagram: the worked example of Instagram Engineering's "Sharding &
 -- IDs at Instagram" (41 bits of ms since its example epoch 2011-01-01,
