@@ -1,7 +1,10 @@
 --
 -- idgen_layouts: decoding under a layout given as an argument, against
--- the examples each layout's owner published, and IDs built by each
--- layout's published description where no example is published.
+-- IDs minted by each layout's owner's own code where that code runs
+-- (pgEdge snowflake, Twitter's IdWorker, Instagram's next_id(), Sonyflake,
+-- idgen), the examples owners published, and IDs built from a published
+-- description.  Each block says where its vectors came from; the owners'
+-- code is not part of this repository, only what it minted.
 --
 SET TimeZone = 'UTC';
 
@@ -10,14 +13,15 @@ SET TimeZone = 'UTC';
 -- internal process 0, increment 7; worker and process are the 10-bit shard
 -- here, worker above process), and the example of the discord-snowflake
 -- npm package's README (90339695967350784: 2015-09-07 06:57:41.949 UTC,
--- worker 0, process 3, increment 0)
+-- worker 0, process 3, increment 0; a third party's, not Discord's).
+-- Discord publishes no generator code, so nothing of its own was run.
 SELECT * FROM idgen_decode(175928847299117063, 'discord');
 SELECT shard >> 5 AS worker, shard & 31 AS process, sequence AS increment
   FROM idgen_decode(175928847299117063, 'discord');
 SELECT * FROM idgen_decode(90339695967350784, 'discord');
 
 -- Twitter: the example of the Wikipedia article "Snowflake ID"
--- (1541815603606036480: 2022-06-28 16:07:40.105 UTC)
+-- (1541815603606036480: 2022-06-28 16:07:40.105 UTC; a third party's)
 SELECT * FROM idgen_decode(1541815603606036480, 'twitter');
 SELECT id_to_timestamp(1541815603606036480, 'twitter');
 -- and IDs minted by Twitter's own IdWorker.scala (tag snowflake-2010 of
@@ -136,7 +140,11 @@ SELECT * FROM idgen_decode(101391642224890002,
     'epoch=2025-01-01 00:00:00+00; unit=10ms; shard_bits=16; sequence_bits=8; order=sequence-shard');
 
 -- idgen's own default layout, as a preset: the same as the server's here
+-- (the test instance runs the default layout), for a built ID and for one
+-- idgen_next() mints now for shard 7
 SELECT idgen_decode(4194309127, 'idgen') = idgen_decode(4194309127) AS same_as_server;
+SELECT d.shard, d = idgen_decode(m.id) AS same_as_server
+  FROM (SELECT idgen_next(7) AS id) m, idgen_decode(m.id, 'idgen') d;
 
 -- min_id_at by layout brackets a time, as the server's does
 SELECT min_id_at('2016-04-30 11:18:25.796+00', 'discord') <= 175928847299117063
