@@ -66,7 +66,12 @@ static const LayoutPreset presets[] = {
 	{"twitter", "epoch=2010-11-04 01:42:54.657+00; shard_bits=10; sequence_bits=12"},
 	{"discord", "epoch=2015-01-01 00:00:00+00; shard_bits=10; sequence_bits=12"},
 	{"instagram", "epoch=2011-08-24 21:07:01.721+00; shard_bits=13; sequence_bits=10"},
-	{"pgedge", "epoch=2023-01-01 00:00:00+00; shard_bits=10; sequence_bits=12; order=sequence-shard"},
+	/*
+	 * pgEdge snowflake puts the 10-bit node above the 12-bit counter, as
+	 * Twitter does (snowflake.c of its 2.6.0: NODE_SHIFT 12, COUNT_SHIFT 0,
+	 * MSEC_SHIFT 22, epoch 1672531200 s); idgen_layouts decodes IDs it minted.
+	 */
+	{"pgedge", "epoch=2023-01-01 00:00:00+00; shard_bits=10; sequence_bits=12"},
 	{"sonyflake", "epoch=2014-09-01 00:00:00+00; unit=10ms; shard_bits=16; sequence_bits=8; order=sequence-shard"},
 };
 
