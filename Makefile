@@ -35,9 +35,11 @@ PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 # The library must be preloaded, so each suite starts its own instance with
 # idgen in shared_preload_libraries (the pg_cron pattern).
 REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public idgen_convert idgen_partitions idgen_json
-REGRESS_OPTS = --inputdir=. --temp-config=./test/idgen.conf --temp-instance=./tmp_check_regress
+# The inputs are read from $(srcdir) (PGXS passes --inputdir=$(srcdir)), the
+# instances and results go in the build directory: both work out of tree.
+REGRESS_OPTS = --temp-config=$(srcdir)/test/idgen.conf --temp-instance=./tmp_check_regress
 ISOLATION = concurrent_mint
-ISOLATION_OPTS = --temp-config=./test/idgen.conf --temp-instance=./tmp_check_iso
+ISOLATION_OPTS = --temp-config=$(srcdir)/test/idgen.conf --temp-instance=./tmp_check_iso
 TAP_TESTS = 1
 
 EXTRA_CLEAN = tmp_check_regress
@@ -48,13 +50,21 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend; the headers are few, so rebuild on any change.
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h)
+
+# Out of tree (make -f SRC/Makefile VPATH=SRC, as pg_buildext does), PGXS
+# makes no src/ for the objects.  An absolute path, or make would find the
+# source tree's src/ through VPATH and think it made.
+$(OBJS): | $(CURDIR)/src
+$(CURDIR)/src:
+	$(MKDIR_P) $@
 
 # The release archive, as PGXN takes it: a zip of the committed tree under
 # one folder named for the release.  META.json's version must be the
-# control file's default_version in semantic form (1.0 -> 1.0.0).
-DIST_VERSION := $(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' META.json | head -n 1)
-DIST_CONTROL_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+# control file's default_version in semantic form (1.0 -> 1.0.0).  Read
+# only when dist runs (=, not :=), from the source tree, not the build dir.
+DIST_VERSION = $(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' $(srcdir)/META.json | head -n 1)
+DIST_CONTROL_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/$(EXTENSION).control)
 DIST_NAME = $(EXTENSION)-$(DIST_VERSION)
 
 dist:
@@ -62,8 +72,8 @@ dist:
 		"$(DIST_CONTROL_VERSION)".*) ;; \
 		*) echo "META.json version $(DIST_VERSION) does not match default_version $(DIST_CONTROL_VERSION) in $(EXTENSION).control" >&2; exit 1 ;; \
 	esac
-	@git diff --quiet HEAD -- || echo "warning: uncommitted changes are not in the archive" >&2
-	git archive --format=zip --prefix=$(DIST_NAME)/ -o $(DIST_NAME).zip HEAD
+	@git -C $(srcdir) diff --quiet HEAD -- || echo "warning: uncommitted changes are not in the archive" >&2
+	git -C $(srcdir) archive --format=zip --prefix=$(DIST_NAME)/ -o $(CURDIR)/$(DIST_NAME).zip HEAD
 	@echo "made $(DIST_NAME).zip"
 
 .PHONY: dist
