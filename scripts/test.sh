@@ -21,9 +21,9 @@
 # Environment:
 #	IDGEN_SUITES="regress tap"   run only these suites
 #	IDGEN_SKIP_SETUP=1           do not run scripts/setup.sh (already built)
-#	IDGEN_TEST_PACKAGE=postgresql-15-idgen
-#	                             test that installed package instead of a
-#	                             build of this tree (no setup, no build)
+#	IDGEN_TEST_PACKAGE=1         test the installed package postgresql-N-idgen
+#	                             instead of a build of this tree (no setup,
+#	                             no build; debian/tests does this)
 #	IDGEN_KEEP=1                 keep the work tree and cluster (a failed run
 #	                             keeps the work tree anyway, and says where)
 #	PROVE_TESTS="t/010_x.pl"     run only these perl TAP files
@@ -36,7 +36,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ] && [ -z "${IDGEN_TEST_PACKAGE:-}" ]; then
+if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ] && [ "${IDGEN_TEST_PACKAGE:-0}" != 1 ]; then
 	if ! bash "$here/setup.sh"; then
 		echo
 		echo "idgen tests: FAILED (setup: packages or build failed, no suite ran)"
@@ -46,11 +46,12 @@ fi
 
 # The servers the suites start load $libdir/idgen and the extension's
 # scripts from the server's share directory, whatever is there: make sure
-# that is what this tree built (or, with IDGEN_TEST_PACKAGE, what that
-# package installed), never an idgen left there by something else.
+# that is what this tree built (or, with IDGEN_TEST_PACKAGE=1, what the
+# package postgresql-N-idgen installed), never an idgen left there by
+# something else, before the suites and after them.
 check_installed()
 {
-	local pkglibdir sharedir lib f name out owner
+	local pkglibdir sharedir lib f name
 	pkglibdir=$("$PG_CONFIG" --pkglibdir)
 	sharedir=$("$PG_CONFIG" --sharedir)/extension
 	lib=$pkglibdir/idgen.so
@@ -58,27 +59,10 @@ check_installed()
 		idgen_warn "$lib does not exist: idgen is not installed for $PG_CONFIG"
 		return 1
 	}
-	if [ -n "${IDGEN_TEST_PACKAGE:-}" ]; then
-		out=$(dpkg-query -S "$lib" 2>/dev/null || true)
-		owner=${out%%:*}
-		[ "$owner" = "$IDGEN_TEST_PACKAGE" ] || {
-			idgen_warn "$lib belongs to ${owner:-no package}, not to $IDGEN_TEST_PACKAGE"
-			return 1
-		}
-		out=$(dpkg --verify "$IDGEN_TEST_PACKAGE" 2>&1 || true)
-		[ -z "$out" ] || {
-			idgen_warn "files of $IDGEN_TEST_PACKAGE differ from the package: $out"
-			return 1
-		}
-		for f in "$sharedir"/idgen.control "$sharedir"/idgen--*.sql; do
-			out=$(dpkg-query -S "$f" 2>/dev/null || true)
-			[ "${out%%:*}" = "$IDGEN_TEST_PACKAGE" ] || {
-				idgen_warn "$f is not from $IDGEN_TEST_PACKAGE"
-				return 1
-			}
-		done
-		idgen_log "testing the idgen of $IDGEN_TEST_PACKAGE $(dpkg-query -W -f='${Version}' "$IDGEN_TEST_PACKAGE")"
-		return 0
+	if [ "${IDGEN_TEST_PACKAGE:-0}" = 1 ]; then
+		bash "$IDGEN_ROOT/debian/tests/check-installed" \
+			"$("$PG_CONFIG" --version | sed -E 's/^[^0-9]*([0-9]+).*/\1/')"
+		return
 	fi
 	[ -f "$IDGEN_ROOT/idgen.so" ] || {
 		idgen_warn "$IDGEN_ROOT/idgen.so does not exist: build idgen first (bash scripts/setup.sh)"
@@ -296,6 +280,15 @@ if wanted clients; then
 	fi
 fi
 
+# ---- the idgen under test, again ---------------------------------------------
+# Servers load idgen.so afresh all along: it must not have changed under them
+# (a make install or a package install while the suites ran).
+still_installed=1
+if ! check_installed >/dev/null; then
+	idgen_warn "the installed idgen changed while the suites ran: the results say nothing about this tree"
+	still_installed=0
+fi
+
 # ---- summary -----------------------------------------------------------------
 
 # How many tests a suite ran, from what its runner printed: pg_regress says
@@ -331,6 +324,10 @@ for s in $suites; do
 	esac
 	printf '  %-10s %-6s %s\n' "$s" "$r" "$(tests_run "$s")"
 done
+if [ "$still_installed" = 0 ]; then
+	printf '  %-10s %-6s %s\n' installed FAIL "(changed during the run)"
+	fail=$((fail + 1))
+fi
 if [ "$fail" -gt 0 ] && [ "$work" != "$IDGEN_ROOT" ]; then
 	IDGEN_KEEP=1		# keep the evidence
 	echo "  outputs and logs kept in $work"
