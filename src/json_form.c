@@ -130,8 +130,13 @@ make_shape(MemoryContext mcxt, Oid tuptype, int32 tuptypmod, TupleDesc tupdesc)
 		outdesc->tdtypmod = -1;
 		for (int i = 0; i < natts; i++)
 		{
-			/* offsets cached for the input's layout are wrong for the copy's */
+#if PG_VERSION_NUM < 180000
+			/*
+			 * Offsets cached for the input's layout are wrong for the copy's;
+			 * from 18 they live in CompactAttribute, which the copy resets.
+			 */
 			TupleDescAttr(outdesc, i)->attcacheoff = -1;
+#endif
 			if (shape->kinds[i] == COLUMN_AS_IS)
 				continue;
 			TupleDescInitEntry(outdesc, (AttrNumber) (i + 1),
