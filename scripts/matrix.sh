@@ -292,19 +292,22 @@ run_fresh()
 	return $rc
 }
 
-# copy_tree DIR [--with-git]: the tree, without build outputs, into DIR
+# copy_tree DIR: the tree, without build outputs, into DIR
 copy_tree()
 {
-	local dir=$1 excludes=("${IDGEN_COPY_EXCLUDES[@]}")
-	if [ "${2:-}" = --with-git ]; then
-		local kept=() e
-		for e in "${excludes[@]}"; do
-			[ "$e" = --exclude=./.git ] || kept+=("$e")
-		done
-		excludes=("${kept[@]}")
-	fi
-	mkdir -p -- "$dir"
-	tar -C "$IDGEN_ROOT" "${excludes[@]}" -cf - . | tar -C "$dir" -xf -
+	mkdir -p -- "$1"
+	tar -C "$IDGEN_ROOT" "${IDGEN_COPY_EXCLUDES[@]}" -cf - . | tar -C "$1" -xf -
+}
+
+# clone_head DIR: a clone of the repository at HEAD (make dist archives HEAD;
+# a clone also works from a git worktree, whose .git is only a pointer)
+clone_head()
+{
+	local head
+	head=$(git -C "$IDGEN_ROOT" rev-parse HEAD) ||
+		idgen_die "$IDGEN_ROOT is not a git checkout"
+	git clone -q --no-checkout "$IDGEN_ROOT" "$1" &&
+		git -C "$1" checkout -q --detach "$head"
 }
 
 test_env()
@@ -336,7 +339,7 @@ run_job()
 				bash /var/tmp/idgen-src/scripts/deb.sh test /var/tmp/idgen-out
 			;;
 		pgxn)
-			copy_tree "$w/src" --with-git
+			clone_head "$w/src" || return 1
 			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
 				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
 				bash /var/tmp/idgen-src/scripts/pgxn.sh
