@@ -232,7 +232,8 @@ idgen_public_key_file_check_hook(char **newval, void **extra, GucSource source)
 	if (path == NULL || *path == '\0')
 		return true;			/* none: idgen.public_key, if set */
 
-	fd = open(path, O_RDONLY | PG_BINARY, 0);
+	/* O_NONBLOCK: a FIFO must not hang the reload; it is refused below */
+	fd = open(path, O_RDONLY | O_NONBLOCK | PG_BINARY, 0);
 	if (fd < 0)
 	{
 		GUC_check_errmsg("could not open key file \"%s\" named by \"%s\": %m",

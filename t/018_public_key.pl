@@ -11,8 +11,8 @@
 #  - a member of pg_read_all_settings and pg_monitor sees the path in
 #    SHOW, current_setting(), SHOW ALL and pg_settings, never a key, and
 #    cannot read pg_file_settings;
-#  - a file open to the group or the world, or that holds no key, is
-#    refused: at a reload the old key stays, at start the server stops;
+#  - a file open to the group or the world, a FIFO, or a file that holds
+#    no key, is refused: at a reload the old key stays, at start the server stops;
 #  - 1.1's idgen.public_key still works, with a WARNING at start and at
 #    each reload, because its value is logged at reload (shown here) and
 #    readable by pg_read_all_settings (shown too); the file wins when both
@@ -21,6 +21,7 @@
 use strict;
 use warnings;
 
+use POSIX qw(mkfifo);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -143,6 +144,17 @@ like($log, qr/key file "idgen_public2.key" does not hold a key/,
 	'a file without a key is refused at a reload');
 unlike($log, qr/a secret all the same/, 'its content is not echoed');
 is(public_of($id), $pub2, 'and the old key stays');
+
+# A FIFO, which would block a reader until someone writes to it.
+$offset = -s $node->logfile;
+unlink("$data/idgen_public2.key");
+mkfifo("$data/idgen_public2.key", 0600) or die "could not mkfifo: $!";
+$node->reload;
+$node->wait_for_log(qr/is not a regular file/, $offset);
+like(log_since($offset), qr/key file "idgen_public2.key" is not a regular file/,
+	'a FIFO is refused at a reload, without waiting for a writer');
+is(public_of($id), $pub2, 'and the old key stays');
+unlink("$data/idgen_public2.key");
 
 # At start, the server does not start.
 $node->stop;
