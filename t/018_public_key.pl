@@ -6,13 +6,14 @@
 # only the server's OS user can read:
 #
 #  - the functions use it; a new content and a reload rotate the key;
-#  - the server log (at debug5; from debug2 every backend logs the settings a
-#    reload changes) never holds a key, only the file's path;
+#  - the server log, at debug5, never holds a key: the postmaster's
+#    "parameter ... changed to" line at a reload shows the file's path;
 #  - a member of pg_read_all_settings and pg_monitor sees the path in
 #    SHOW, current_setting(), SHOW ALL and pg_settings, never a key, and
 #    cannot read pg_file_settings;
 #  - a file open to the group or the world, a FIFO, or a file that holds
-#    no key, is refused: at a reload the old key stays, at start the server stops;
+#    no key, is refused: at a reload the old key stays, at start the
+#    server stops;
 #  - 1.1's idgen.public_key still works, with a WARNING at start and at
 #    each reload, because its value is logged at reload (shown here) and
 #    readable by pg_read_all_settings (shown too); the file wins when both
