@@ -3,11 +3,14 @@
 -- The cipher checks itself against Speck64/128's published test vector
 -- before its first use (public_id.c); here: fixed values under a fixed key,
 -- the properties over 2,000,000 pseudo-random IDs, and who may read or
--- change the key.
+-- change the key.  The key file (idgen.public_key_file) is tested in
+-- t/018_public_key.pl; here 1.1's idgen.public_key, set in the session.
 --
 
--- without a key: a clear error
+-- without a key: a clear error, naming the key file
 SELECT idgen_to_public(1);
+-- the key file is named in postgresql.conf, never in a session
+SET idgen.public_key_file = 'idgen_public.key';
 
 SET idgen.public_key = '000102030405060708090a0b0c0d0e0f';
 SELECT id, idgen_to_public(id) AS public_id,
@@ -63,6 +66,7 @@ SELECT idgen_from_public(idgen_to_public(42)) AS usable;
 \set VERBOSITY sqlstate
 SHOW idgen.public_key;
 SELECT current_setting('idgen.public_key');
+SHOW idgen.public_key_file;
 SET idgen.public_key = '000102030405060708090a0b0c0d0e0f';
 \set VERBOSITY default
 SELECT count(*) AS visible FROM pg_settings WHERE name = 'idgen.public_key';

@@ -48,6 +48,7 @@
 #include "idgen_compat.h"
 #include "layout.h"
 #include "lease.h"
+#include "public_id.h"
 #include "settings.h"
 #include "shard.h"
 
@@ -92,6 +93,8 @@ _PG_init(void)
 	idgen_layout_init(idgen_epoch_setting, idgen_shard_bits_setting,
 					  idgen_sequence_bits_setting);
 	idgen_settings_recheck();
+	if (idgen_public_key != NULL && idgen_public_key[0] != '\0')
+		idgen_public_key_warn();
 
 	idgen_fence_register();
 	idgen_lease_register();

@@ -15,10 +15,14 @@
  * cipher is one of [0, 2^64); decryption walks back the same way.  About
  * two encryptions on average.
  *
- * The key is a setting only superusers (and pg_read_all_settings) can read
- * or change, never an argument that would end up in logs or
- * pg_stat_statements.  The cipher checks itself against the published test
- * vector of Speck64/128 before its first use in a process.
+ * The key is read from a file that only the server's OS user can read,
+ * named by idgen.public_key_file, as ssl_key_file names the TLS key: the
+ * value of a setting is shown to pg_read_all_settings members and written
+ * to the server log by each reload that changes it, so the key is never a
+ * setting's value, nor an argument that would end up in logs or
+ * pg_stat_statements.  1.1's idgen.public_key still works, with a WARNING;
+ * the file wins when both are set.  The cipher checks itself against the
+ * published test vector of Speck64/128 before its first use in a process.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -30,8 +34,12 @@
 #include "postgres.h"
 
 #include <ctype.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "idgen_compat.h"
@@ -49,6 +57,7 @@ typedef struct SpeckKey
 } SpeckKey;
 
 static const SpeckKey *public_key = NULL;	/* idgen.public_key, expanded */
+static const SpeckKey *file_key = NULL; /* idgen.public_key_file's, expanded */
 
 #define ROR32(x, r)	(((x) >> (r)) | ((x) << (32 - (r))))
 #define ROL32(x, r)	(((x) << (r)) | ((x) >> (32 - (r))))
@@ -164,6 +173,14 @@ idgen_public_key_check_hook(char **newval, void **extra, GucSource source)
 							"idgen.public_key");
 		return false;
 	}
+
+	/*
+	 * Warn where the postmaster reads it from the configuration at a reload;
+	 * idgen_public_key_warn() does at start, once.
+	 */
+	if (source == PGC_S_FILE && !IsUnderPostmaster &&
+		!process_shared_preload_libraries_in_progress)
+		idgen_public_key_warn();
 	ks = idgen_guc_malloc(sizeof(SpeckKey));
 	if (ks == NULL)
 		return false;
@@ -178,15 +195,142 @@ idgen_public_key_assign_hook(const char *newval, void *extra)
 	public_key = (const SpeckKey *) extra;
 }
 
+/* The migration from 1.1: the key as a setting shows. */
+void
+idgen_public_key_warn(void)
+{
+	ereport(WARNING,
+			(errmsg("\"%s\" is readable by members of pg_read_all_settings and written to the server log when a reload changes it",
+					"idgen.public_key"),
+			 errhint("Move the key into a file only the server's operating system user can read, name the file in \"%s\", and remove \"%s\".",
+					 "idgen.public_key_file", "idgen.public_key")));
+}
+
+/*
+ * The key file holds the key as idgen.public_key takes it, with optional
+ * white space around it.  It is read again at each reload, in every
+ * process, so a changed file and a reload rotate the key with nothing but
+ * the path in any message.  Like ssl_key_file, it must be the server's or
+ * root's and closed to others.
+ */
+#define KEY_FILE_MAX	256
+
+bool
+idgen_public_key_file_check_hook(char **newval, void **extra, GucSource source)
+{
+	const char *path = *newval;
+	char		buf[KEY_FILE_MAX + 1];
+	char	   *start;
+	char	   *end;
+	struct stat st;
+	ssize_t		len;
+	uint32		key[4];
+	bool		parsed;
+	SpeckKey   *ks;
+	int			fd;
+
+	if (path == NULL || *path == '\0')
+		return true;			/* none: idgen.public_key, if set */
+
+	/* O_NONBLOCK: a FIFO must not hang the reload; it is refused below */
+	fd = open(path, O_RDONLY | O_NONBLOCK | PG_BINARY, 0);
+	if (fd < 0)
+	{
+		GUC_check_errmsg("could not open key file \"%s\" named by \"%s\": %m",
+						 path, "idgen.public_key_file");
+		return false;
+	}
+	if (fstat(fd, &st) != 0)
+	{
+		GUC_check_errmsg("could not stat key file \"%s\": %m", path);
+		close(fd);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode))
+	{
+		GUC_check_errmsg("key file \"%s\" is not a regular file", path);
+		close(fd);
+		return false;
+	}
+	/* the rules PostgreSQL applies to ssl_key_file */
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+	{
+		GUC_check_errmsg("key file \"%s\" must be owned by the database user or root",
+						 path);
+		close(fd);
+		return false;
+	}
+	if ((st.st_uid == geteuid() && (st.st_mode & (S_IRWXG | S_IRWXO))) ||
+		(st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IXGRP | S_IRWXO))))
+	{
+		GUC_check_errmsg("key file \"%s\" has group or world access", path);
+		GUC_check_errdetail("File must have permissions u=rw (0600) or less if owned by the database user, or permissions u=rw,g=r (0640) or less if owned by root.");
+		GUC_check_errhint("Make it readable by its owner only, with \"chmod 600 %s\", and reload.",
+						  path);
+		close(fd);
+		return false;
+	}
+	len = read(fd, buf, KEY_FILE_MAX + 1);
+	if (len < 0)
+	{
+		GUC_check_errmsg("could not read key file \"%s\": %m", path);
+		close(fd);
+		return false;
+	}
+	close(fd);
+
+	/* too long, or a NUL inside: refused, as not a key */
+	parsed = len <= KEY_FILE_MAX && memchr(buf, '\0', len) == NULL;
+	if (parsed)
+	{
+		buf[len] = '\0';
+		start = buf;
+		while (isspace((unsigned char) *start))
+			start++;
+		end = start + strlen(start);
+		while (end > start && isspace((unsigned char) end[-1]))
+			*--end = '\0';
+		parsed = parse_key(start, key);
+	}
+	explicit_bzero(buf, sizeof(buf));
+	if (!parsed)
+	{
+		/* never echo the file, even a malformed one */
+		GUC_check_errmsg("key file \"%s\" does not hold a key", path);
+		GUC_check_errdetail("It must hold 32 hexadecimal digits (128 bits) and nothing else but white space.");
+		GUC_check_errhint("Write one from a random source, such as the output of \"openssl rand -hex 16\".");
+		explicit_bzero(key, sizeof(key));
+		return false;
+	}
+	ks = idgen_guc_malloc(sizeof(SpeckKey));
+	if (ks == NULL)
+	{
+		explicit_bzero(key, sizeof(key));
+		return false;
+	}
+	speck_expand(key, ks);
+	explicit_bzero(key, sizeof(key));
+	*extra = ks;
+	return true;
+}
+
+void
+idgen_public_key_file_assign_hook(const char *newval, void *extra)
+{
+	file_key = (const SpeckKey *) extra;
+}
+
 static const SpeckKey *
 get_key(void)
 {
 	speck_self_test();
+	if (file_key != NULL)
+		return file_key;
 	if (public_key == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("\"%s\" is not set", "idgen.public_key"),
-				 errhint("Set it in postgresql.conf to 32 hexadecimal digits from a random source, such as the output of \"openssl rand -hex 16\", and reload.")));
+				 errmsg("\"%s\" is not set", "idgen.public_key_file"),
+				 errhint("Write 32 hexadecimal digits from a random source, such as the output of \"openssl rand -hex 16\", to a file only the server's operating system user can read, name it in \"idgen.public_key_file\" in postgresql.conf, and reload.")));
 	return public_key;
 }
 

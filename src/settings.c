@@ -42,6 +42,7 @@ char	   *idgen_shard_ids = NULL;
 int			idgen_max_lead = IDGEN_DEFAULT_MAX_LEAD_MS;
 int			idgen_max_wait = IDGEN_DEFAULT_MAX_WAIT_MS;
 int			idgen_fence_horizon = IDGEN_DEFAULT_FENCE_HORIZON_MS;
+char	   *idgen_public_key_file = NULL;
 char	   *idgen_public_key = NULL;
 char	   *idgen_lease_registry = NULL;
 int			idgen_lease_duration = IDGEN_DEFAULT_LEASE_DURATION_MS;
@@ -161,9 +162,20 @@ static const IdgenSetting settings[] = {
 		.int_boot = IDGEN_DEFAULT_FENCE_HORIZON_MS, .int_min = 10, .int_max = 3600 * 1000,
 	},
 	{
+		.name = "idgen.public_key_file",
+		.short_desc = "File holding the key of the permutation behind idgen_to_public(): 32 hexadecimal digits.",
+		.long_desc = "Relative to the data directory; read again at each reload.  Changing the key changes every public ID ever shown.",
+		.context = PGC_SIGHUP, .flags = GUC_SUPERUSER_ONLY,
+		.type = SETTING_STRING, .var.s = &idgen_public_key_file,
+		.string_boot = "",
+		.check.s = idgen_public_key_file_check_hook,
+		.string_assign = idgen_public_key_file_assign_hook,
+	},
+	{
+		/* 1.1's: readable by pg_read_all_settings, logged at reload */
 		.name = "idgen.public_key",
-		.short_desc = "Key of the permutation behind idgen_to_public(): 32 hexadecimal digits.",
-		.long_desc = "Changing it changes every public ID ever shown.",
+		.short_desc = "Key of the permutation behind idgen_to_public(), 32 hexadecimal digits; use idgen.public_key_file instead.",
+		.long_desc = "Ignored while idgen.public_key_file is set.",
 		.context = PGC_SUSET, .flags = GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE,
 		.type = SETTING_STRING, .var.s = &idgen_public_key,
 		.string_boot = "",

@@ -49,7 +49,8 @@ extern int	idgen_fence_horizon;
 extern char *idgen_lease_registry;
 extern int	idgen_lease_duration;
 
-/* The key of public IDs (PGC_SUSET, superusers only). */
+/* The key of public IDs: its file (PGC_SIGHUP), or 1.1's setting. */
+extern char *idgen_public_key_file;
 extern char *idgen_public_key;
 
 extern void idgen_settings_define(void);
