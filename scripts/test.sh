@@ -196,16 +196,35 @@ if wanted tap; then
 	fi
 fi
 
+# ---- suites on a cluster of this script's ------------------------------------
+# conf: the lines of test/idgen.conf, the settings every suite's server gets
+read_test_conf()
+{
+	local line
+	conf=()
+	[ -f test/idgen.conf ] || return 0
+	while IFS= read -r line || [ -n "$line" ]; do
+		conf+=("$line")
+	done <test/idgen.conf
+}
+
+# run_cluster_suite SUITE FUNCTION: FUNCTION in a subshell, whose exit hook
+# stops its cluster whatever happens; its output kept for the summary
+run_cluster_suite()
+{
+	banner "$1"
+	if ("$2") 2>&1 | tee "$outs/$1.out"; then	# pipefail: the status of FUNCTION
+		result[$1]=PASS
+	else
+		result[$1]=FAIL
+	fi
+}
+
 # ---- pgTAP -------------------------------------------------------------------
 run_pgtap()
 {
-	local conf=() line
 	IDGEN_EXIT_HOOKS=()	# this subshell cleans up its cluster only
-	if [ -f test/idgen.conf ]; then
-		while IFS= read -r line || [ -n "$line" ]; do
-			conf+=("$line")
-		done <test/idgen.conf
-	fi
+	read_test_conf
 	idgen_cluster_start "" "${conf[@]}" || return 1
 	if idgen_psql -q -d postgres -c 'CREATE DATABASE idgen_pgtap' &&
 		idgen_psql -q -d idgen_pgtap \
@@ -222,13 +241,7 @@ if wanted pgtap; then
 	if ! compgen -G 'test/*.sql' >/dev/null; then
 		result[pgtap]=SKIP
 	else
-		banner pgtap
-		# a subshell: its exit hook stops the cluster, whatever happens
-		if (run_pgtap) 2>&1 | tee "$outs/pgtap.out"; then	# pipefail: the status of run_pgtap
-			result[pgtap]=PASS
-		else
-			result[pgtap]=FAIL
-		fi
+		run_cluster_suite pgtap run_pgtap
 	fi
 fi
 
@@ -238,7 +251,6 @@ client_python=/usr/bin/python3
 
 run_clients()
 {
-	local conf=() line
 	IDGEN_EXIT_HOOKS=()	# this subshell cleans up its cluster only
 	command -v node >/dev/null 2>&1 ||
 		{ idgen_warn "node not found: install nodejs (scripts/setup.sh does)"; return 1; }
@@ -246,11 +258,7 @@ run_clients()
 		{ idgen_warn "npm not found: install npm (scripts/setup.sh does)"; return 1; }
 	"$client_python" -c 'import psycopg' 2>/dev/null ||
 		{ idgen_warn "$client_python cannot import psycopg: install python3-psycopg (scripts/setup.sh does)"; return 1; }
-	if [ -f test/idgen.conf ]; then
-		while IFS= read -r line || [ -n "$line" ]; do
-			conf+=("$line")
-		done <test/idgen.conf
-	fi
+	read_test_conf
 	# npm's cache inside the work tree: the server user's HOME may not be writable
 	(cd test/clients && idgen_as_user env npm_config_cache="$work/.npm-cache" \
 		npm ci --no-audit --no-fund --loglevel=error) || return 1
@@ -271,12 +279,7 @@ if wanted clients; then
 	if [ ! -f test/clients/package.json ]; then
 		result[clients]=SKIP
 	else
-		banner clients
-		if (run_clients) 2>&1 | tee "$outs/clients.out"; then	# pipefail: the status of run_clients
-			result[clients]=PASS
-		else
-			result[clients]=FAIL
-		fi
+		run_cluster_suite clients run_clients
 	fi
 fi
 
