@@ -16,7 +16,7 @@ CREATE TABLE orders (
 INSERT INTO customers (name) SELECT 'c' || g FROM generate_series(1, 3) AS g;
 INSERT INTO orders (customer_id, note) VALUES (1, 'a'), (2, 'b'), (2, 'c');
 
-SELECT idgen_convert_column('customers', 'id') ~ '^customers\.id: DEFAULT public\.idgen_next\(\); widened to bigint: customers\.id, orders\.customer_id; sequence public\.customers_id_seq dropped; new IDs start at [0-9]+, above 3$'
+SELECT idgen_convert_column('customers', 'id') ~ '^public\.customers\.id: DEFAULT public\.idgen_next\(\); widened to bigint: public\.customers\.id, public\.orders\.customer_id; sequence public\.customers_id_seq dropped; new IDs start at [0-9]+, above 3$'
        AS summary_as_expected;
 SELECT a.attrelid::regclass AS "table", a.attname AS "column",
        format_type(a.atttypid, a.atttypmod) AS type,
@@ -39,7 +39,7 @@ SELECT count(*) AS orders_of_new_customer
 -- bigint identity, GENERATED ALWAYS: the identity goes
 CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text);
 INSERT INTO events (body) VALUES ('x'), ('y');
-SELECT idgen_convert_column('events', 'id', 7) ~ '^events\.id: DEFAULT public\.idgen_next\(7\); identity dropped; new IDs start at [0-9]+, above 2$'
+SELECT idgen_convert_column('events', 'id', 7) ~ '^public\.events\.id: DEFAULT public\.idgen_next\(7\); identity dropped; new IDs start at [0-9]+, above 2$'
        AS summary_as_expected;
 SELECT attidentity = '' AS identity_dropped,
        pg_get_expr(d.adbin, d.adrelid) AS "default"
@@ -53,9 +53,22 @@ SELECT count(*) AS rows, bool_and(id <= 2 OR id_to_shard(id) = 7) AS new_row_on_
 CREATE SEQUENCE shared_seq;
 CREATE TABLE tickets (id bigint DEFAULT nextval('shared_seq') PRIMARY KEY);
 INSERT INTO tickets DEFAULT VALUES;
-SELECT idgen_convert_column('tickets', 'id') LIKE 'tickets.id: DEFAULT public.idgen_next(); new IDs start at %'
+SELECT idgen_convert_column('tickets', 'id') LIKE 'public.tickets.id: DEFAULT public.idgen_next(); new IDs start at %'
        AS summary_as_expected;
 SELECT to_regclass('shared_seq') IS NOT NULL AS shared_sequence_kept;
+
+-- a serial's own sequence that another table's default also uses: it stays,
+-- no longer owned by the column, so that it outlives the table
+CREATE TABLE invoices (id serial PRIMARY KEY);
+CREATE TABLE credit_notes (id integer DEFAULT nextval('invoices_id_seq') PRIMARY KEY);
+INSERT INTO invoices DEFAULT VALUES;
+INSERT INTO credit_notes DEFAULT VALUES;
+SELECT regexp_replace(idgen_convert_column('invoices', 'id'), 'start at [0-9]+', 'start at N') AS summary;
+SELECT pg_get_serial_sequence('invoices', 'id') IS NULL AS no_longer_owned;
+DROP TABLE invoices;
+INSERT INTO credit_notes DEFAULT VALUES RETURNING id AS from_the_kept_sequence;
+DROP TABLE credit_notes;
+DROP SEQUENCE invoices_id_seq;
 
 -- a partitioned table
 CREATE TABLE measurements (id serial, at date NOT NULL, v int) PARTITION BY RANGE (at);
@@ -74,6 +87,8 @@ SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids,
 -- refused, each with its reason
 SELECT idgen_convert_column('customers', 'name');
 SELECT idgen_convert_column('customers', 'nope');
+SELECT idgen_convert_column('customers', NULL);
+SELECT idgen_convert_column(NULL, 'id', 7);
 SELECT idgen_convert_column('customers', 'id');
 CREATE TABLE plain (id integer PRIMARY KEY);
 SELECT idgen_convert_column('plain', 'id');
@@ -86,6 +101,9 @@ CREATE TABLE elsewhere (id serial PRIMARY KEY);
 SELECT idgen_convert_column('elsewhere', 'id', 5);
 SELECT pg_get_expr(d.adbin, d.adrelid) AS default_kept_after_refusal
   FROM pg_attrdef AS d WHERE d.adrelid = 'elsewhere'::regclass;
+
+-- it runs with a fixed search_path: the caller's names arrive resolved
+SELECT proconfig FROM pg_proc WHERE oid = 'idgen_convert_column'::regproc;
 
 DROP TABLE orders, customers, events, tickets, measurements, plain, ahead, elsewhere;
 DROP SEQUENCE shared_seq;

@@ -168,6 +168,12 @@ SELECT idgen_decode(1, 'epoch=now; shard_bits=10');
 SELECT idgen_decode(1, 'epoch=2020-01-01; unit=3 minutes');
 SELECT idgen_decode(1, 'epoch=2020-01-01; order=up-down');
 SELECT idgen_decode(1, 'epoch=2020-01-01; colour=blue');
+-- a key given twice, even with the same value (spaces do not hide it)
+SELECT idgen_decode(1, 'epoch=2020-01-01; shard_bits=10; sequence_bits=12; shard_bits=12');
+SELECT idgen_decode(1, 'epoch=2020-01-01; epoch = 2020-01-01');
+\set VERBOSITY sqlstate
+SELECT idgen_decode(1, 'epoch=2020-01-01; order=sequence-shard; order=shard-sequence');
+\set VERBOSITY default
 SELECT idgen_decode(-1, 'twitter');
 SELECT min_id_at('2010-01-01+00', 'twitter');
 SELECT min_id_at('infinity', 'discord');

@@ -39,11 +39,24 @@ SELECT idgen_to_text(1, 'Evt');
 SELECT idgen_to_text(1, '_evt');
 SELECT idgen_to_text(1, '');
 SELECT idgen_to_text(-1);
+-- a character outside ASCII is quoted whole, and lengths count characters
+-- (13 characters in 14 bytes, then 12 in 13)
+SELECT idgen_from_text('000000' || chr(233) || '000000');
+SELECT idgen_from_text('0000003x005' || chr(233));
+SELECT idgen_from_text('evt_000000' || chr(8364) || '000000', 'evt');
+-- a right prefix before a body of the wrong length: the length is the fault
+SELECT idgen_from_text('evt_0000003x0050', 'evt');
+SELECT idgen_from_text('evt_0000003x005070', 'evt');
 -- the SQLSTATEs: 22P02 for text that is not an ID, as for a malformed number
 \set VERBOSITY sqlstate
 SELECT idgen_from_text('0000003x0050u');
 SELECT idgen_from_text('usr_0000003x00507', 'evt');
 SELECT idgen_to_text(1, 'Evt');
+-- a LATIN1 client too, though the detail quotes a character outside ASCII
+SET client_encoding = 'LATIN1';
+SELECT idgen_from_text('0000003x005' || chr(233));
+SELECT idgen_from_text('000000' || chr(233) || '000000');
+RESET client_encoding;
 \set VERBOSITY default
 
 -- 2,000,000 pseudo-random IDs: the round trip gives each back (so no two

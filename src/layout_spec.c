@@ -35,6 +35,7 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "nodes/pg_list.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -122,6 +123,8 @@ parse_spec(const char *layout, const char *text, LayoutSpec *spec)
 	char	   *item;
 	char	   *save;
 	bool		have_epoch = false;
+	List	   *seen = NIL;
+	ListCell   *lc;
 
 	memset(spec, 0, sizeof(*spec));
 	spec->unit_us = 1000;
@@ -141,6 +144,11 @@ parse_spec(const char *layout, const char *text, LayoutSpec *spec)
 		*eq = '\0';
 		key = trim(item);
 		value = trim(eq + 1);
+		/* the later of two would win silently, whichever was meant */
+		foreach(lc, seen)
+			if (strcmp((char *) lfirst(lc), key) == 0)
+				bad_layout(layout, psprintf("%s is given twice.", key));
+		seen = lappend(seen, key);
 		if (strcmp(key, "epoch") == 0)
 		{
 			bool		relative;

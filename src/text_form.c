@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
 #include "idgen_compat.h"
@@ -102,24 +103,30 @@ invalid_text(const char *text, int len, const char *detail)
 			 errdetail_internal("%s", detail)));
 }
 
-/* Read the 13 characters at body; the whole text is quoted in errors. */
+/*
+ * Read the 13 characters at body; the whole text is quoted in errors.
+ * Lengths are told in characters and a wrong character is quoted whole: a
+ * byte of a multibyte character is not valid text in any encoding.
+ */
 static int64
 decode(const char *text, int len, const char *body, int body_len)
 {
 	uint64		v = 0;
+	int			nchars = pg_mbstrlen_with_len(body, body_len);
 
-	if (body_len != TEXT_FORM_LEN)
+	if (nchars != TEXT_FORM_LEN)
 		invalid_text(text, len,
 					 psprintf("An ID is written in %d characters of base32, not %d.",
-							  TEXT_FORM_LEN, body_len));
-	for (int i = 0; i < TEXT_FORM_LEN; i++)
+							  TEXT_FORM_LEN, nchars));
+	/* a valid digit is one byte: a wider body stops at its first wide character */
+	for (int i = 0; i < body_len; i++)
 	{
 		int			d = decode_symbol((unsigned char) body[i]);
 
 		if (d < 0)
 			invalid_text(text, len,
-						 psprintf("\"%c\" is not a base32 digit (0-9 and a-z but i, l, o and u; i and l read as 1, o as 0).",
-								  body[i]));
+						 psprintf("\"%.*s\" is not a base32 digit (0-9 and a-z but i, l, o and u; i and l read as 1, o as 0).",
+								  pg_mblen(body + i), body + i));
 		v = (v << 5) | (uint64) d;
 	}
 	/* 13 digits hold 65 bits; an ID has 63, so the first digit is 0 to 7 */
@@ -181,26 +188,25 @@ idgen_from_text_prefixed(PG_FUNCTION_ARGS)
 	int			len = VARSIZE_ANY_EXHDR(t);
 	const char *p = VARDATA_ANY(prefix);
 	int			plen = VARSIZE_ANY_EXHDR(prefix);
-	const char *sep;
+	const char *sep = NULL;
 
 	check_prefix(p, plen);
-	sep = len > TEXT_FORM_LEN ? s + len - TEXT_FORM_LEN - 1 : NULL;
-	if (sep == NULL || *sep != '_' || sep - s != plen ||
-		memcmp(s, p, plen) != 0)
-	{
-		const char *found = NULL;
-
-		for (int i = len - 1; i >= 0 && found == NULL; i--)
-			if (s[i] == '_')
-				found = s + i;
+	/* the body has no underscore, so the last one ends the prefix */
+	for (int i = len - 1; i >= 0 && sep == NULL; i--)
+		if (s[i] == '_')
+			sep = s + i;
+	if (sep == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for an ID: \"%.*s\"", len, s),
-				 found != NULL ?
-				 errdetail("The prefix is \"%.*s\", not \"%.*s\".",
-						   (int) (found - s), s, plen, p) :
 				 errdetail("The text has no prefix; \"%.*s\" was expected.",
 						   plen, p)));
-	}
-	PG_RETURN_INT64(decode(s, len, sep + 1, TEXT_FORM_LEN));
+	if (sep - s != plen || memcmp(s, p, plen) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for an ID: \"%.*s\"", len, s),
+				 errdetail("The prefix is \"%.*s\", not \"%.*s\".",
+						   (int) (sep - s), s, plen, p)));
+	/* a right prefix before a wrong body: the body's fault is the one told */
+	PG_RETURN_INT64(decode(s, len, sep + 1, len - (int) (sep + 1 - s)));
 }

@@ -50,7 +50,7 @@ sleep 0.3;
 my $summary = $node->safe_psql('postgres',
 	"SELECT idgen_convert_column('accounts', 'id')");
 like($summary,
-	qr/^accounts\.id: DEFAULT public\.idgen_next\(\); widened to bigint: accounts\.id, payments\.account_id; sequence public\.accounts_id_seq dropped/,
+	qr/^public\.accounts\.id: DEFAULT public\.idgen_next\(\); widened to bigint: public\.accounts\.id, public\.payments\.account_id; sequence public\.accounts_id_seq dropped/,
 	'converted while two sessions insert');
 $_->query_until(qr/done/, '') for @writers;
 $_->quit for @writers;
