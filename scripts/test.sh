@@ -266,7 +266,7 @@ run_clients()
 	if idgen_psql -q -d postgres -c 'CREATE EXTENSION idgen' &&
 		(cd test/clients &&
 			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-				PGDATABASE="$PGDATABASE" node --test &&
+				PGDATABASE="$PGDATABASE" node --test --test-reporter=tap &&
 			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 				PGDATABASE="$PGDATABASE" "$client_python" -m unittest -v test_psycopg); then
 		return 0
@@ -297,7 +297,8 @@ fi
 # How many tests a suite ran, from what its runner printed: pg_regress says
 # "All 3 tests passed." or "1 of 3 tests failed." (with "# " before it since
 # PostgreSQL 16), prove and pg_prove say "Files=6, Tests=290"; for clients,
-# node --test says "# tests 21" and unittest "Ran 9 tests", summed.
+# node --test (its TAP reporter, asked for: newer nodes default to another)
+# says "# tests 21" and unittest "Ran 9 tests", summed.
 tests_run()
 {
 	local out=$outs/$1.out n
