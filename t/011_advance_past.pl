@@ -95,7 +95,13 @@ like($stderr, qr/ahead of the wall clock/,
 is($ret, 0, 'with idgen.max_advance raised, the hour is accepted');
 ($ret, $stdout, $stderr) = $new->psql('postgres',
 	"SET idgen.max_wait = '100ms'; SELECT idgen_next()");
-like($stderr, qr/ahead of the wall clock/, 'and minting stops');
+like($stderr, qr/ERROR:  idgen's clock is (\d+) ms ahead of the wall clock/,
+	'and minting stops');
+my ($lead) = $stderr =~ /clock is (\d+) ms ahead/;
+cmp_ok($lead // 0, '>', 3500 * 1000, 'the error gives the lead, about an hour');
+like($stderr,
+	qr/DETAIL:  idgen_advance_past\(\) \(or taking a shard's lease\) moved the generator to \S+ \S+, which the wall clock has not reached/,
+	'and says the advance is why, not a clock step');
 $new->stop;
 unlink($new->data_dir . '/idgen.state') or die "could not remove idgen.state: $!";
 $new->start;
