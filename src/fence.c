@@ -207,7 +207,21 @@ write_state_file(const IdgenFenceRecord *rec)
 	COMP_CRC32C(file.crc, &file, offsetof(IdgenStateFile, crc));
 	FIN_CRC32C(file.crc);
 
-	fd = OpenTransientFile(IDGEN_STATE_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	/*
+	 * A temporary file left by a crash, or planted, that this process cannot
+	 * open would stop every fence move for good: remove it first.  What
+	 * cannot be removed (a directory with something in it, say) stops the
+	 * fence with a message that says what to remove; minting only waits.
+	 */
+	if (unlink(IDGEN_STATE_TMP_FILE) != 0 && errno != ENOENT &&
+		!(errno == EISDIR && rmdir(IDGEN_STATE_TMP_FILE) == 0))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not remove stale file \"%s\": %m", IDGEN_STATE_TMP_FILE),
+				 errdetail("The idgen fence cannot move while it is there; minting stops where the fence stands."),
+				 errhint("Remove \"%s\" from the data directory; the fence moves again within a second.",
+						 IDGEN_STATE_TMP_FILE)));
+	fd = OpenTransientFile(IDGEN_STATE_TMP_FILE, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY);
 	if (fd < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),

@@ -113,6 +113,7 @@ typedef struct IdgenShared
 	slock_t		mutex;			/* protects worker_latch */
 	Latch	   *worker_latch;	/* the fence worker's, or NULL */
 	pg_atomic_uint64 fence_advances;
+	pg_atomic_uint64 raised_to;	/* highest ms idgen_raise_past moved it to */
 
 	int			nslots;
 	IdgenBackendSlot slots[FLEXIBLE_ARRAY_MEMBER];
@@ -198,6 +199,7 @@ idgen_shmem_init(int64 fence_ms)
 	SpinLockInit(&sh->mutex);
 	sh->worker_latch = NULL;
 	pg_atomic_init_u64(&sh->fence_advances, 0);
+	pg_atomic_init_u64(&sh->raised_to, 0);
 	sh->nslots = idgen_num_slots();
 	for (int i = 0; i < sh->nslots; i++)
 	{
@@ -459,29 +461,74 @@ elapsed_us(instr_time start)
 	return INSTR_TIME_GET_MICROSEC(now);
 }
 
+/*
+ * The error for a mint (n = 1) or block that would wait too long for the
+ * wall clock.  gen_ms is where the generator stood, end_ms the millisecond
+ * the mint or the block's last ID needs.  Why the generator is ahead is
+ * told where this process can know it: a block longer than what is left
+ * of idgen.max_lead, or idgen_raise_past; a clock step back and a burst
+ * leave no trace, so the rest is worded for either.
+ */
 pg_noinline static void
-too_long_for_wall_clock(int64 lead_ms, int64 wait_ms)
+too_long_for_wall_clock(int64 gen_ms, int64 end_ms, int64 n, int64 now,
+						int64 wait_ms)
 {
+	int64		raised_ms = (int64) pg_atomic_read_u64(&idgen_shared->raised_to);
+	int64		lead_ms = Max(gen_ms - now, 0);
+	char	   *wait;
+	char	   *why;
+	char	   *hint;
+
 	slot_add(my_slot, IDGEN_MAX_WAIT_ERRORS, 1);
+	wait = psprintf("Minting would wait " INT64_FORMAT " ms for the wall clock, longer than \"%s\" (%d ms).",
+					wait_ms, "idgen.max_wait", idgen_max_wait);
+	if (raised_ms - now > idgen_max_lead && raised_ms >= gen_ms - idgen_max_lead)
+	{
+		why = psprintf("idgen_advance_past() (or taking a shard's lease) moved the generator to %s, which the wall clock has not reached.",
+					   timestamptz_to_str(idgen_ms_to_timestamptz(raised_ms)));
+		hint = psprintf("Wait until the wall clock is within \"%s\" of that time, or raise \"%s\" to wait for it.",
+						"idgen.max_lead", "idgen.max_wait");
+	}
+	else if (n > 1 && lead_ms <= idgen_max_lead)
+	{
+		why = psprintf("The generator is " INT64_FORMAT " ms ahead of the wall clock; its own IDs take the block's last one " INT64_FORMAT " ms further.",
+					   lead_ms, end_ms - gen_ms);
+		hint = psprintf("Ask for fewer IDs at once, or raise \"%s\".",
+						"idgen.max_wait");
+	}
+	else
+	{
+		why = psprintf("The generator runs ahead of the wall clock when the system clock steps back, or when IDs are minted faster than %d a millisecond (blocks included).",
+					   1 << idgen_layout.sequence_bits);
+		hint = psprintf("If the system clock stepped back, correct it; to ride out a step or a burst, raise \"%s\" or \"%s\".",
+						"idgen.max_wait", "idgen.max_lead");
+	}
+
+	if (n > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a block of " INT64_FORMAT " IDs would end " INT64_FORMAT " ms ahead of the wall clock",
+						n, end_ms - now),
+				 errdetail("%s %s", why, wait),
+				 errhint("%s", hint)));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("idgen's clock is " INT64_FORMAT " ms ahead of the wall clock",
-					lead_ms),
-			 errdetail("Minting would wait " INT64_FORMAT " ms for the wall clock, longer than \"%s\" (%d ms).",
-					   wait_ms, "idgen.max_wait", idgen_max_wait),
-			 errhint("If the system clock stepped back, correct it; to ride out such a step, raise \"%s\" or \"%s\".",
-					 "idgen.max_wait", "idgen.max_lead")));
+					end_ms - now),
+			 errdetail("%s %s", why, wait),
+			 errhint("%s", hint)));
 }
 
 /* Sleep until the wall clock is within idgen.max_lead of ms. */
 pg_noinline static void
-wait_for_wall_clock(int64 ms, int64 now, int64 *waited_us)
+wait_for_wall_clock(int64 gen_ms, int64 ms, int64 n, int64 now,
+					int64 *waited_us)
 {
 	int64		wait_ms = ms - now - idgen_max_lead;
 	instr_time	start;
 
 	if (*waited_us / 1000 + wait_ms > idgen_max_wait)
-		too_long_for_wall_clock(ms - now, *waited_us / 1000 + wait_ms);
+		too_long_for_wall_clock(gen_ms, ms, n, now, *waited_us / 1000 + wait_ms);
 
 	INSTR_TIME_SET_CURRENT(start);
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -625,7 +672,8 @@ idgen_mint(int32 shard)
 		else if ((uint64) new_ms >= lease_end)
 			wait_for_lease(shard, new_ms, &waited_us);
 		else
-			wait_for_wall_clock(new_ms, now, &waited_us);
+			wait_for_wall_clock(state_ms(old, seq_bits), new_ms, 1, now,
+								&waited_us);
 	}
 
 minted:
@@ -705,7 +753,8 @@ idgen_mint_block(int32 shard, int64 n)
 		else if ((uint64) last_ms >= lease_end)
 			wait_for_lease(shard, last_ms, &waited_us);
 		else
-			wait_for_wall_clock(last_ms, now, &waited_us);
+			wait_for_wall_clock(state_ms(old, seq_bits), last_ms, n, now,
+								&waited_us);
 	}
 
 reserved:
@@ -766,5 +815,14 @@ idgen_raise_past(int64 id)
 	if ((uint64) target_ms >= pg_atomic_read_u64(&idgen_shared->fence))
 		wait_for_fence(target_ms, &waited_us);
 	idgen_raise_generator(target_ms);
+	/* for the error of a mint that then waits too long for the clock */
+	{
+		uint64		raised = pg_atomic_read_u64(&idgen_shared->raised_to);
+
+		while (raised < (uint64) target_ms &&
+			   !pg_atomic_compare_exchange_u64(&idgen_shared->raised_to,
+											   &raised, (uint64) target_ms))
+			;
+	}
 	return target_ms - idgen_wall_ms();
 }

@@ -209,21 +209,42 @@ Datum
 idgen_advance_past(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT64(0);
+	int64		target_ms;
 	int64		ahead_ms;
 
 	idgen_check_preloaded();
 	idgen_refuse_negative(id, IDGEN_NEGATIVE_ID_HINT);
-	if (idgen_id_ms(id) + 1 >= idgen_max_ms())
+	target_ms = idgen_id_ms(id) + 1;
+	if (target_ms >= idgen_max_ms())
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("no ID can be above " INT64_FORMAT, id),
 				 errdetail("It is in the last millisecond of the ID layout.")));
+
+	/*
+	 * Nothing undoes an advance, and minting waits or fails until the wall
+	 * clock catches up with it: one far ahead (a public ID, an ID of another
+	 * layout) would stop minting for years.  One the generator has already
+	 * passed changes nothing and is let through.
+	 */
+	ahead_ms = target_ms - idgen_wall_ms();
+	if (ahead_ms > idgen_max_advance && target_ms > idgen_generator_ms())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID " INT64_FORMAT " is too far ahead of the wall clock", id),
+				 errdetail("It is from %s, " INT64_FORMAT " ms ahead of the wall clock; \"%s\" is %d ms.  Minting would stop until the wall clock got there.",
+						   timestamptz_to_str(idgen_ms_to_timestamptz(target_ms - 1)),
+						   ahead_ms, "idgen.max_advance", idgen_max_advance),
+				 errhint("Check that the argument is an ID of this layout and not a public ID; to move the generator that far on purpose, raise \"%s\".",
+						 "idgen.max_advance")));
+
 	ahead_ms = idgen_raise_past(id);
 	if (ahead_ms > idgen_max_lead)
 		ereport(WARNING,
 				(errmsg("idgen's clock is now " INT64_FORMAT " ms ahead of the wall clock", ahead_ms),
-				 errdetail("ID " INT64_FORMAT " is from a time the wall clock has not reached; minting waits until it is within \"%s\" (%d ms) of it.",
-						   id, "idgen.max_lead", idgen_max_lead)));
+				 errdetail("ID " INT64_FORMAT " is from a time the wall clock has not reached.  Until the wall clock is within \"%s\" (%d ms) of it, a mint waits for it, or fails at once where it would wait longer than \"%s\" (%d ms here).",
+						   id, "idgen.max_lead", idgen_max_lead,
+						   "idgen.max_wait", idgen_max_wait)));
 	PG_RETURN_VOID();
 }
 

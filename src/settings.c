@@ -41,6 +41,7 @@ int			idgen_shard_id = 0;
 char	   *idgen_shard_ids = NULL;
 int			idgen_max_lead = IDGEN_DEFAULT_MAX_LEAD_MS;
 int			idgen_max_wait = IDGEN_DEFAULT_MAX_WAIT_MS;
+int			idgen_max_advance = IDGEN_DEFAULT_MAX_ADVANCE_MS;
 int			idgen_fence_horizon = IDGEN_DEFAULT_FENCE_HORIZON_MS;
 char	   *idgen_public_key_file = NULL;
 char	   *idgen_public_key = NULL;
@@ -152,6 +153,14 @@ static const IdgenSetting settings[] = {
 		.context = PGC_USERSET, .flags = GUC_UNIT_MS,
 		.type = SETTING_INT, .var.i = &idgen_max_wait,
 		.int_boot = IDGEN_DEFAULT_MAX_WAIT_MS, .int_min = 0, .int_max = INT_MAX,
+	},
+	{
+		.name = "idgen.max_advance",
+		.short_desc = "How far ahead of the wall clock idgen_advance_past() may move the generator.",
+		.long_desc = "Minting waits or fails until the wall clock catches up with an advance, and nothing undoes it: an ID further ahead is refused as a likely mistake.",
+		.context = PGC_SUSET, .flags = GUC_UNIT_MS,
+		.type = SETTING_INT, .var.i = &idgen_max_advance,
+		.int_boot = IDGEN_DEFAULT_MAX_ADVANCE_MS, .int_min = 0, .int_max = INT_MAX,
 	},
 	{
 		.name = "idgen.fence_horizon",

@@ -24,6 +24,8 @@
 #define IDGEN_DEFAULT_SEQUENCE_BITS	10
 #define IDGEN_DEFAULT_MAX_LEAD_MS	1000
 #define IDGEN_DEFAULT_MAX_WAIT_MS	10000
+/* a source clock a minute ahead is already far off; a wrong ID is years */
+#define IDGEN_DEFAULT_MAX_ADVANCE_MS	60000
 #define IDGEN_DEFAULT_FENCE_HORIZON_MS	1000
 #define IDGEN_DEFAULT_LEASE_DURATION_MS	30000
 
@@ -41,6 +43,7 @@ extern char *idgen_shard_ids;
 /* The generator's bounds, read on every mint. */
 extern IDGEN_HOT_GLOBAL int idgen_max_lead;
 extern IDGEN_HOT_GLOBAL int idgen_max_wait;
+extern int	idgen_max_advance;
 
 /* The fence worker. */
 extern int	idgen_fence_horizon;

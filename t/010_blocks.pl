@@ -42,6 +42,32 @@ is( $node->safe_psql('postgres',
 	't',
 	'the fence moved past the last ID of the block');
 
+# Two blocks of 1,000,000 (976 ms of the sequence each) back to back: the
+# second would end almost 2 s ahead of the clock, past idgen.max_lead, and
+# may not wait.  The error says it is the block, and how far ahead the
+# generator itself is: not a clock step.  On a loaded machine the first
+# block can take so long that the second fits: try again.
+my ($ret, $stdout, $stderr);
+for (1 .. 5)
+{
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SELECT count(*) FROM idgen_next_n(1000000); SET idgen.max_wait = 0; SELECT count(*) FROM idgen_next_n(1000000)"
+	);
+	last if $stderr =~ /ERROR/;
+	sleep(2);    # let the clock pass the blocks
+}
+like($stderr,
+	qr/ERROR:  a block of 1000000 IDs would end (\d+) ms ahead of the wall clock/,
+	'a block that would wait too long for the clock says so');
+my ($end) = $stderr =~ /would end (\d+) ms ahead/;
+like($stderr,
+	qr/DETAIL:  The generator is (\d+) ms ahead of the wall clock; its own IDs take the block's last one 97[67] ms further/,
+	'the detail says how far ahead the generator is, and what the block adds');
+my ($lead) = $stderr =~ /The generator is (\d+) ms ahead/;
+cmp_ok($lead // 9999, '<=', 1000, 'the generator itself is within idgen.max_lead');
+cmp_ok($end // 0, '>', 1000, 'the block would end past it');
+like($stderr, qr/HINT:  Ask for fewer IDs at once/, 'the hint does not blame the clock');
+
 # A crash right after the block: the restart starts above it.
 $node->stop('immediate');
 $node->start;

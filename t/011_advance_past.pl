@@ -50,6 +50,27 @@ $new->restart;
 cmp_ok($after[0], '>', $old_max, 'and after a clean restart');
 check_ids(\@all_ids, 'old and new clusters in mint order');
 
+# An ID an hour ahead, as a public ID or an ID of another layout would
+# look: refused, since minting would stop for that hour, and the generator
+# stays where it was.
+my $hour = $new->safe_psql('postgres',
+	"SELECT min_id_at(clock_timestamp() + interval '1 hour')");
+my $err;
+($ret, $err) = psql_fails($new, "SELECT idgen_advance_past($hour)");
+isnt($ret, 0, 'idgen_advance_past of an ID an hour ahead is refused');
+like($err, qr/ERROR:  22023: ID $hour is too far ahead of the wall clock/,
+	'as an invalid parameter value');
+like($err,
+	qr/DETAIL:  It is from \S+ \S+, (\d+) ms ahead of the wall clock; "idgen.max_advance" is 60000 ms/,
+	'the detail says when that is and how far ahead');
+cmp_ok($err =~ /, (\d+) ms ahead/ ? $1 : 0, '>', 3500 * 1000,
+	'about an hour');
+like($err, qr/HINT:  Check that the argument is an ID of this layout and not a public ID; to move the generator that far on purpose, raise "idgen.max_advance"/,
+	'the hint says what to check');
+is( $new->safe_psql('postgres',
+		"SELECT idgen_next() < min_id_at(clock_timestamp() + interval '1 minute')"),
+	't', 'and minting goes on near the clock');
+
 # An ID beyond idgen.max_lead: a warning that minting will wait.
 $new->append_conf('postgresql.conf', "idgen.max_lead = '1s'\n");
 $new->reload;
@@ -64,6 +85,29 @@ like($stderr, qr/WARNING:  idgen's clock is now \d+ ms ahead of the wall clock/,
 	"SET idgen.max_wait = '100ms'; SELECT idgen_next() > $far");
 like($stderr, qr/ahead of the wall clock/,
 	'minting then waits for the clock instead of going below it');
+
+# A deliberate jump past idgen.max_advance, raised for it: minting stops
+# until the clock catches up.  The one way back sooner, when no ID up there
+# exists: a clean stop, idgen.state removed, and the start from the last
+# checkpoint's bound.
+($ret, $stdout, $stderr) = $new->psql('postgres',
+	"SET idgen.max_advance = '2h'; SELECT idgen_advance_past($hour)");
+is($ret, 0, 'with idgen.max_advance raised, the hour is accepted');
+($ret, $stdout, $stderr) = $new->psql('postgres',
+	"SET idgen.max_wait = '100ms'; SELECT idgen_next()");
+like($stderr, qr/ERROR:  idgen's clock is (\d+) ms ahead of the wall clock/,
+	'and minting stops');
+my ($lead) = $stderr =~ /clock is (\d+) ms ahead/;
+cmp_ok($lead // 0, '>', 3500 * 1000, 'the error gives the lead, about an hour');
+like($stderr,
+	qr/DETAIL:  idgen_advance_past\(\) \(or taking a shard's lease\) moved the generator to \S+ \S+, which the wall clock has not reached/,
+	'and says the advance is why, not a clock step');
+$new->stop;
+unlink($new->data_dir . '/idgen.state') or die "could not remove idgen.state: $!";
+$new->start;
+is( $new->safe_psql('postgres',
+		"SELECT id_to_timestamp(idgen_next()) < clock_timestamp() + interval '10 s'"),
+	't', 'after a clean stop and idgen.state removed, IDs follow the clock again');
 
 $new->stop;
 done_testing();

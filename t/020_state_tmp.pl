@@ -1,0 +1,77 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# A leftover idgen.state.tmp does not stop the fence for good.  The fence
+# worker writes the state file through that temporary name; one the server
+# cannot open (a crash's leftover with the wrong mode, an empty directory)
+# is removed, and minting carries on.  One that cannot be removed (a
+# directory with something in it) stops the fence with a message that
+# says what to remove, and minting resumes once it is gone.
+
+use strict;
+use warnings;
+
+use File::Path qw(rmtree);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+# A short horizon, so that a mint half a second later needs a new fence.
+my $node = idgen_node(
+	'tmp', conf => qq(
+idgen.fence_horizon = '100ms'
+idgen.max_wait = '3s'
+));
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+my $tmp = $node->data_dir . '/idgen.state.tmp';
+
+# Mints across several fence moves: a stuck fence makes one of them fail.
+sub mint_across_fences
+{
+	my ($name) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SELECT idgen_next(); SELECT pg_sleep(0.5); SELECT idgen_next(); SELECT pg_sleep(0.5); SELECT idgen_next()"
+	);
+	is($ret,    0,  "$name: minting goes on");
+	is($stderr, '', "$name: no error") or note $stderr;
+	return;
+}
+
+mint_across_fences('no leftover');
+
+# a file the server may not open (its owner may still remove it)
+open my $fh, '>', $tmp or die "could not write $tmp: $!";
+close $fh;
+chmod 0000, $tmp or die "could not chmod $tmp: $!";
+mint_across_fences('an unopenable idgen.state.tmp');
+ok(!-e $tmp, 'and it was replaced');
+
+# an empty directory of that name
+mkdir $tmp or die "could not mkdir $tmp: $!";
+mint_across_fences('an empty directory idgen.state.tmp');
+
+# a directory with a file in it: not removed, the fence stops, safely
+mkdir $tmp or die "could not mkdir $tmp: $!";
+write_conf("$tmp/keep", "not idgen's\n");
+my $log_offset = -s $node->logfile;
+my ($ret, $stderr) = psql_fails($node,
+	"SET idgen.max_wait = '1s'; SELECT pg_sleep(0.5); SELECT idgen_next()");
+isnt($ret, 0, 'a directory idgen.state.tmp that cannot be removed stops minting');
+like($stderr, qr/could not advance the idgen fence/,
+	'with the fence error, after idgen.max_wait');
+my $log = slurp_file($node->logfile, $log_offset);
+like($log, qr/could not remove stale file "idgen.state.tmp": Directory not empty/,
+	'the log names the file');
+like($log, qr/HINT:  Remove "idgen.state.tmp" from the data directory/,
+	'and says what to do');
+ok(-e "$tmp/keep", 'what was in it is left alone');
+
+rmtree($tmp);
+mint_across_fences('once the directory is removed');
+
+$node->stop;
+done_testing();
