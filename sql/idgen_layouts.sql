@@ -76,7 +76,7 @@ UNION ALL SELECT * FROM idgen_decode(4042500050876634113, 'instagram');
 -- get_node; count is get_count).  Its snowflake.c: 41 bits of ms since
 -- 1672531200 s (2023-01-01 00:00:00 UTC) at bit 22, the 10-bit node at
 -- bit 12, the 12-bit counter at bit 0 -- the node above the counter.
--- 518356677230219265 is issue 16's (node 37, count 1), read again by the
+-- 518356677230219265 was minted with node 37 (count 1) and read again by the
 -- same build; 136169504773242881 is the example of pgEdge's
 -- docs/snowflake_functions.md, whose node 1 and count 3 the extension
 -- does not say: it says node 0, count 1 (the docs' ts agrees).
