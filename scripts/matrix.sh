@@ -14,7 +14,7 @@
 # machine or left by an earlier run can make a job pass.  Inside, the
 # README's test command, scripts/test.sh, installs everything else itself
 # with apt-get and runs every suite with warnings as errors (PG_CFLAGS=-Werror):
-#	15    Debian 12 "bookworm"
+#	15    Debian 12 "bookworm", after the README's other command, the demo
 #	17    Debian 13 "trixie"
 #	18    Debian unstable "sid"
 #	19    "sid" with Debian's "experimental" suite for PostgreSQL
@@ -343,6 +343,15 @@ run_job()
 			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
 				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
 				bash /var/tmp/idgen-src/scripts/pgxn.sh
+			;;
+		15)
+			# Debian 12, the machine the README's two commands are written
+			# for: the first one, the demo, from nothing, then the second
+			copy_tree "$w/src"
+			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
+				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
+				bash -c 'bash /var/tmp/idgen-src/scripts/demo.sh &&
+					bash /var/tmp/idgen-src/scripts/test.sh'
 			;;
 		*)
 			copy_tree "$w/src"
