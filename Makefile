@@ -63,7 +63,7 @@ $(CURDIR)/src:
 # one folder named for the release.  META.json's version must be the
 # control file's default_version in semantic form (1.0 -> 1.0.0).  Read
 # only when dist runs (=, not :=), from the source tree, not the build dir.
-DIST_VERSION = $(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' $(srcdir)/META.json | head -n 1)
+DIST_VERSION = $(shell sed -n '/^ *"version":/{s/^ *"version": *"\([^"]*\)".*/\1/p;q;}' $(srcdir)/META.json)
 DIST_CONTROL_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/$(EXTENSION).control)
 DIST_NAME = $(EXTENSION)-$(DIST_VERSION)
 
