@@ -667,13 +667,14 @@ idgen_mint(int32 shard)
 
 		if (new_ms >= idgen_max_ms())
 			layout_exhausted();
-		if ((uint64) new_ms >= fence)
-			wait_for_fence(new_ms, &waited_us);
-		else if ((uint64) new_ms >= lease_end)
-			wait_for_lease(shard, new_ms, &waited_us);
-		else
+		/* the clock first, as for a block (idgen_mint_block) */
+		if (new_ms - now > idgen_max_lead)
 			wait_for_wall_clock(state_ms(old, seq_bits), new_ms, 1, now,
 								&waited_us);
+		else if ((uint64) new_ms >= fence)
+			wait_for_fence(new_ms, &waited_us);
+		else
+			wait_for_lease(shard, new_ms, &waited_us);
 	}
 
 minted:
@@ -748,13 +749,17 @@ idgen_mint_block(int32 shard, int64 n)
 
 		if (last_ms >= idgen_max_ms())
 			layout_exhausted();
-		if ((uint64) last_ms >= fence)
-			wait_for_fence(last_ms, &waited_us);
-		else if ((uint64) last_ms >= lease_end)
-			wait_for_lease(shard, last_ms, &waited_us);
-		else
+		/*
+		 * The clock first: a block too far ahead of it fails on that, its
+		 * real cause, rather than on a fence that need not move until then.
+		 */
+		if (last_ms - now > idgen_max_lead)
 			wait_for_wall_clock(state_ms(old, seq_bits), last_ms, n, now,
 								&waited_us);
+		else if ((uint64) last_ms >= fence)
+			wait_for_fence(last_ms, &waited_us);
+		else
+			wait_for_lease(shard, last_ms, &waited_us);
 	}
 
 reserved:
