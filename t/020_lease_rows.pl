@@ -219,6 +219,14 @@ scenario(
 	like($err, qr/HINT:.*SET owner = NULL/, 'with the same hint');
 }
 
+# Triggers disabled by the table's owner are put back at the next round.
+reg('ALTER TABLE public.idgen_lease DISABLE TRIGGER USER');
+ok( $registry->poll_query_until('leases',
+		"SELECT bool_and(tgenabled = 'O') FROM pg_trigger "
+		  . "WHERE tgrelid = 'public.idgen_lease'::regclass AND tgname LIKE 'idgen_lease%'"
+	),
+	'the servers enable the triggers again');
+
 $a->stop;
 $b->stop;
 done_testing();
