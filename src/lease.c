@@ -230,7 +230,8 @@ static const char *const create_table_sql =
 "    owner_name text,\n"
 "    valid_until timestamptz,\n"
 "    previous_until timestamptz,\n"
-"    renewed_at timestamptz\n"
+"    renewed_at timestamptz,\n"
+"    stamped_until timestamptz\n"
 ")";
 
 /*
@@ -247,6 +248,79 @@ static const char *const table_owner_sql =
 "JOIN pg_catalog.pg_roles AS r ON r.oid = c.relowner "
 "WHERE c.oid = pg_catalog.to_regclass('public.idgen_lease')";
 
+/*
+ * Guards on the rows, installed by the servers (in one transaction, when
+ * a session finds them missing): whatever an UPDATE by hand says,
+ * stamped_until never decreases below any valid_until the row ever held,
+ * except in a give-back by the holder itself (the session names it in
+ * idgen_lease.giving_back), which names the last millisecond it stamped;
+ * previous_until never decreases under one owner, and a new owner's is at
+ * least the old row's valid_until and stamped_until; rows are never
+ * deleted, nor the table truncated.  So a taker's floor,
+ * GREATEST(valid_until, stamped_until), is never below what a previous
+ * holder may have stamped.
+ */
+static const char *const guard_sql[] = {
+	"ALTER TABLE public.idgen_lease ADD COLUMN IF NOT EXISTS stamped_until timestamptz",
+	"CREATE OR REPLACE FUNCTION public.idgen_lease_guard() RETURNS trigger "
+	"LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $f$\n"
+	"BEGIN\n"
+	"    IF NEW.shard IS DISTINCT FROM OLD.shard THEN\n"
+	"        RAISE EXCEPTION USING ERRCODE = '55000',\n"
+	"            MESSAGE = 'the shard of a row of public.idgen_lease never changes',\n"
+	"            HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...';\n"
+	"    END IF;\n"
+	"    IF NEW.owner IS NULL AND OLD.owner IS NOT NULL\n"
+	"       AND OLD.owner = current_setting('idgen_lease.giving_back', true) THEN\n"
+	"        -- its holder gives it back, up to the last millisecond it stamped,\n"
+	"        -- above the floor it started from\n"
+	"        NEW.stamped_until := GREATEST(NEW.valid_until, OLD.previous_until);\n"
+	"    ELSE\n"
+	"        NEW.stamped_until := GREATEST(OLD.stamped_until, OLD.valid_until,\n"
+	"                                      NEW.valid_until, NEW.stamped_until);\n"
+	"    END IF;\n"
+	"    IF NEW.owner IS NOT DISTINCT FROM OLD.owner THEN\n"
+	"        NEW.previous_until := GREATEST(OLD.previous_until, NEW.previous_until);\n"
+	"    ELSIF NEW.owner IS NOT NULL THEN\n"
+	"        NEW.previous_until := GREATEST(NEW.previous_until, OLD.valid_until,\n"
+	"                                       OLD.stamped_until);\n"
+	"    END IF;\n"
+	"    RETURN NEW;\n"
+	"END\n$f$",
+	"CREATE OR REPLACE FUNCTION public.idgen_lease_refuse() RETURNS trigger "
+	"LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $f$\n"
+	"BEGIN\n"
+	"    RAISE EXCEPTION USING ERRCODE = '55000',\n"
+	"        MESSAGE = 'rows of public.idgen_lease are never deleted',\n"
+	"        DETAIL = 'A shard whose row is gone would be taken below the IDs its last owner stamped.',\n"
+	"        HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...; its next owner starts above what the last one stamped.';\n"
+	"END\n$f$",
+	"CREATE OR REPLACE TRIGGER idgen_lease_guard BEFORE UPDATE ON public.idgen_lease "
+	"FOR EACH ROW EXECUTE FUNCTION public.idgen_lease_guard()",
+	"CREATE OR REPLACE TRIGGER idgen_lease_no_delete BEFORE DELETE ON public.idgen_lease "
+	"FOR EACH ROW EXECUTE FUNCTION public.idgen_lease_refuse()",
+	"CREATE OR REPLACE TRIGGER idgen_lease_no_truncate BEFORE TRUNCATE ON public.idgen_lease "
+	"FOR EACH STATEMENT EXECUTE FUNCTION public.idgen_lease_refuse()",
+	NULL
+};
+
+/* The guards are there and enabled (a registry of 1.1 has none). */
+static const char *const guards_present_sql =
+"SELECT (SELECT count(*) FROM pg_catalog.pg_trigger AS t "
+"JOIN pg_catalog.pg_proc AS p ON p.oid = t.tgfoid "
+"JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace "
+"WHERE t.tgrelid = pg_catalog.to_regclass('public.idgen_lease') "
+"AND t.tgenabled = 'O' AND n.nspname = 'public' AND "
+"(t.tgname, p.proname) IN (('idgen_lease_guard', 'idgen_lease_guard'), "
+"('idgen_lease_no_delete', 'idgen_lease_refuse'), "
+"('idgen_lease_no_truncate', 'idgen_lease_refuse'))) = 3 "
+"AND EXISTS (SELECT FROM pg_catalog.pg_attribute "
+"WHERE attrelid = pg_catalog.to_regclass('public.idgen_lease') "
+"AND attname = 'stamped_until' AND NOT attisdropped)";
+
+static const char *const giving_back_sql =
+"SELECT pg_catalog.set_config('idgen_lease.giving_back', $1, true)";
+
 static const char *const add_rows_sql =
 "INSERT INTO public.idgen_lease (shard) SELECT unnest($1::integer[]) "
 "ON CONFLICT (shard) DO NOTHING";
@@ -255,7 +329,8 @@ static const char *const lock_rows_sql =
 "SELECT shard, owner, owner_name, "
 TIMESTAMPTZ_TO_UNIX_US("valid_until") ", "
 TIMESTAMPTZ_TO_UNIX_US("previous_until") ", "
-TIMESTAMPTZ_TO_UNIX_US("clock_timestamp()") " "
+TIMESTAMPTZ_TO_UNIX_US("clock_timestamp()") ", "
+TIMESTAMPTZ_TO_UNIX_US("stamped_until") " "
 "FROM public.idgen_lease WHERE shard = ANY ($1::integer[]) ORDER BY shard "
 "FOR UPDATE SKIP LOCKED";
 
@@ -263,7 +338,8 @@ static const char *const update_rows_sql =
 "UPDATE public.idgen_lease AS l SET owner = n.owner, "
 "owner_name = CASE WHEN n.owner IS NULL THEN l.owner_name ELSE $4 END, "
 "valid_until = " UNIX_US_TO_TIMESTAMPTZ("n.until") ", "
-"previous_until = CASE WHEN n.take THEN l.valid_until ELSE l.previous_until END, "
+"previous_until = CASE WHEN n.take THEN GREATEST(l.valid_until, l.stamped_until) "
+"ELSE l.previous_until END, "
 "renewed_at = clock_timestamp() "
 "FROM unnest($1::integer[], $2::text[], $3::bigint[], $5::boolean[]) "
 "AS n (shard, owner, until, take) "
@@ -862,6 +938,36 @@ lease_round(bool giving_back_all)
 			goto done;
 		registry_has_table = true;
 	}
+	/* every round: someone may have disabled or dropped them meanwhile */
+	for (int attempt = 0;; attempt++)
+	{
+		bool		present;
+
+		rows = registry_exec(guards_present_sql, 0, NULL, deadline, &error);
+		if (rows == NULL)
+			goto done;
+		present = strcmp(PQgetvalue(rows, 0, 0), "t") == 0;
+		PQclear(rows);
+		if (present)
+			break;
+		if (attempt > 0)
+		{
+			error = psprintf("the triggers that guard the rows of \"%s\" are not there, or not enabled, after this server installed them",
+							 "public.idgen_lease");
+			registry_close();
+			goto done;
+		}
+		if (!registry_command(begin_sql, 0, NULL, deadline, &error))
+			goto done;
+		for (const char *const *g = guard_sql; *g != NULL; g++)
+			if (!registry_command(*g, 0, NULL, deadline, &error))
+				goto done;
+		if (!registry_command("COMMIT", 0, NULL, deadline, &error))
+			goto done;
+		ereport(LOG,
+				(errmsg("idgen installed the triggers that guard the rows of \"%s\"",
+						"public.idgen_lease")));
+	}
 	if (!registry_command(begin_sql, 0, NULL, deadline, &error))
 		goto done;
 	params[0] = shards.data;
@@ -891,6 +997,8 @@ lease_round(bool giving_back_all)
 			unix_us_to_ms(pg_strtoint64(PQgetvalue(rows, r, 4)));
 		int64		registry_now_us = pg_strtoint64(PQgetvalue(rows, r, 5));
 		int64		registry_now_ms = unix_us_to_ms(registry_now_us);
+		int64		stamped_ms = PQgetisnull(rows, r, 6) ? -1 :
+			unix_us_to_ms(pg_strtoint64(PQgetvalue(rows, r, 6)));
 		ShardLease *lease;
 
 		while (i < nleases && leases[i].shard < shard)
@@ -918,6 +1026,12 @@ lease_round(bool giving_back_all)
 
 		if (mine)
 		{
+			if (lease->end > IDGEN_LEASE_NOT_HELD && until_ms < (int64) lease->end - 1)
+				ereport(WARNING,
+						(errmsg("the lease registry row of shard %d ends before what this server was granted",
+								shard),
+						 errdetail("Its valid_until was moved back by hand; this server renews it, and the next owner still starts above %s.",
+								   timestamptz_to_str(idgen_ms_to_timestamptz(Max(stamped_ms, (int64) lease->end - 1))))));
 			action[i] = 1;
 			/* not yet established in this server's memory */
 			floor[i] = lease->end <= IDGEN_LEASE_NOT_HELD ? previous_ms : -1;
@@ -928,19 +1042,22 @@ lease_round(bool giving_back_all)
 			 * A previous owner whose clock ran ahead: taking now would move
 			 * this server's whole generator (every shard) ahead of its clock.
 			 */
-			if (until_ms > registry_now_ms + idgen_max_lead)
+			/* whatever valid_until now says, the previous owner stamped up to here */
+			int64		floor_ms = Max(until_ms, stamped_ms);
+
+			if (floor_ms > registry_now_ms + idgen_max_lead)
 			{
 				if (!lease->warned)
 					ereport(WARNING,
 							(errmsg("shard %d was stamped up to %s, ahead of the lease registry's clock; this server takes its lease when that time comes",
 									shard,
-									timestamptz_to_str(idgen_ms_to_timestamptz(Min(until_ms, idgen_max_ms()))))));
+									timestamptz_to_str(idgen_ms_to_timestamptz(Min(floor_ms, idgen_max_ms()))))));
 				lease->warned = true;
 				publish_end(lease, IDGEN_LEASE_NOT_HELD);
 				continue;
 			}
 			action[i] = 2;
-			floor[i] = until_ms;
+			floor[i] = floor_ms;
 		}
 		else
 		{
@@ -976,6 +1093,15 @@ lease_round(bool giving_back_all)
 
 	if (upd_shards.len > 0)
 	{
+		bool		gives_back = false;
+
+		for (int i = 0; i < nleases; i++)
+			gives_back |= action[i] == 3;
+		/* lets the guard trigger lower stamped_until to what this server stamped */
+		params[0] = lease_shared->owner;
+		if (gives_back &&
+			!registry_command(giving_back_sql, 1, params, deadline, &error))
+			goto done;
 		params[0] = psprintf("{%s}", upd_shards.data);
 		params[1] = psprintf("{%s}", upd_owners.data);
 		params[2] = psprintf("{%s}", upd_until.data);

@@ -1,0 +1,232 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# Lease rows edited by hand while two servers mint (issue 16, item 3).
+# Servers A and B are both configured with shard 5 (and one shard of their
+# own, 7 and 6, whose rows tell their owner tokens); both mint for shard 5
+# all the time while an operator
+#
+#  - moves the row's valid_until a minute back (the holder renews it, and
+#    the other server does not take it below what the holder stamped),
+#  - deletes the row (refused: the row would be taken without its bound),
+#  - frees the row with every bound in it moved a minute back,
+#  - names the other server as owner under the live holder (it takes
+#    over, above what the holder stamped; the holder stops at its next
+#    renewal).
+#
+# Their IDs of shard 5 must never share a millisecond.  TRUNCATE is
+# refused too.  The registry starts with a table of 1.1, without the
+# guards, which the servers add.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $registry = PostgreSQL::Test::Cluster->new('registry');
+$registry->init;
+$registry->start;
+$registry->safe_psql('postgres', <<"EOS");
+CREATE ROLE idgen LOGIN;
+CREATE DATABASE leases OWNER idgen;
+EOS
+# A registry of 1.1: the servers add the guards to it.
+$registry->safe_psql('leases', <<"EOS");
+SET ROLE idgen;
+CREATE TABLE public.idgen_lease (
+    shard integer PRIMARY KEY CHECK (shard >= 0),
+    owner text,
+    owner_name text,
+    valid_until timestamptz,
+    previous_until timestamptz,
+    renewed_at timestamptz
+);
+EOS
+my $conninfo =
+    'host='
+  . $registry->host
+  . ' port='
+  . $registry->port
+  . ' dbname=leases user=idgen';
+
+sub reg
+{
+	my ($sql) = @_;
+	return $registry->safe_psql('leases', $sql);
+}
+
+# A server minting for shard 5 into its table minted, errors ignored.
+sub minting_node
+{
+	my ($name, $own) = @_;
+	my $node = idgen_node($name, conf => <<"EOC");
+idgen.lease_registry = '$conninfo'
+idgen.lease_duration = '3s'
+idgen.max_wait = '200ms'
+idgen.shard_id = 5
+idgen.shard_ids = '$own'
+EOC
+	$node->start;
+	$node->safe_psql('postgres', <<'EOS');
+CREATE EXTENSION idgen;
+CREATE TABLE minted (id bigint);
+CREATE PROCEDURE mint_for(seconds float8) LANGUAGE plpgsql AS $$
+DECLARE
+    stop timestamptz := clock_timestamp() + seconds * interval '1 second';
+BEGIN
+    WHILE clock_timestamp() < stop LOOP
+        BEGIN
+            INSERT INTO minted SELECT idgen_next(5) FROM generate_series(1, 20);
+        EXCEPTION WHEN object_not_in_prerequisite_state THEN
+            NULL;
+        END;
+        COMMIT;
+        PERFORM pg_sleep(0.002);
+    END LOOP;
+END $$;
+EOS
+	return $node;
+}
+
+sub start_minting
+{
+	my ($node, $seconds) = @_;
+	my ($out, $err) = ('', '');
+	return IPC::Run::start(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
+			$node->connstr('postgres'), '-c', "CALL mint_for($seconds)"
+		],
+		'>', \$out, '2>', \$err);
+}
+
+# Every ID a server minted, by millisecond (since 1970).
+sub minted
+{
+	my ($node) = @_;
+	my %ms;
+	for my $line (
+		split /\n/,
+		$node->safe_psql(
+			'postgres',
+			"SELECT id || ' ' || (extract(epoch FROM id_to_timestamp(id)) * 1000)::bigint FROM minted"
+		))
+	{
+		my ($id, $ms) = split / /, $line;
+		push @{ $ms{$ms} }, $id;
+	}
+	return \%ms;
+}
+
+sub compare_minted
+{
+	my ($a, $b, $what, $both) = @_;
+	my $a_ms = minted($a);
+	my $b_ms = minted($b);
+	my ($n_a, $n_b, $common_ms, $common_ids) = (0, 0, 0, 0);
+	$n_a += @$_ for values %$a_ms;
+	for my $ms (keys %$b_ms)
+	{
+		$n_b += @{ $b_ms->{$ms} };
+		next unless $a_ms->{$ms};
+		$common_ms++;
+		my %in_a = map { $_ => 1 } @{ $a_ms->{$ms} };
+		$common_ids += grep { $in_a{$_} } @{ $b_ms->{$ms} };
+	}
+	diag "$what: A minted $n_a, B $n_b IDs of shard 5; "
+	  . "$common_ms milliseconds and $common_ids IDs in common";
+	cmp_ok($n_a + $n_b, '>', 0, "$what: the servers minted");
+	if ($both)
+	{
+		cmp_ok($n_a, '>', 0, "$what: A minted");
+		cmp_ok($n_b, '>', 0, "$what: B minted");
+	}
+	is($common_ms,  0, "$what: no millisecond stamped by both servers");
+	is($common_ids, 0, "$what: no ID minted by both servers");
+	return;
+}
+
+my $a = minting_node('rows_a', '7');
+$a->poll_query_until('postgres',
+	"SELECT state = 'held' FROM idgen_leases() WHERE shard = 5")
+  or die 'A did not take the lease on shard 5';
+my $b = minting_node('rows_b', '6');
+$b->poll_query_until('postgres',
+	"SELECT state = 'held' FROM idgen_leases() WHERE shard = 6")
+  or die 'B did not take the lease on shard 6';
+my %token = (
+	$a->name => reg('SELECT owner FROM public.idgen_lease WHERE shard = 7'),
+	$b->name => reg('SELECT owner FROM public.idgen_lease WHERE shard = 6'));
+
+# Both mint for 6 s; the operator acts 1 s in, on the row as it is then.
+sub scenario
+{
+	my ($what, $edit, $both) = @_;
+	$_->safe_psql('postgres', 'TRUNCATE minted') for $a, $b;
+	my @minting = map { start_minting($_, 6) } $a, $b;
+	usleep(1_000_000);
+	$edit->();
+	$_->finish for @minting;
+	compare_minted($a, $b, $what, $both);
+	return;
+}
+
+scenario(
+	'valid_until moved a minute back',
+	sub {
+		reg("UPDATE public.idgen_lease SET valid_until = now() - interval '1 min' WHERE shard = 5");
+	});
+
+scenario(
+	'the row deleted',
+	sub {
+		my ($ret, $out, $err) = $registry->psql('leases',
+			'DELETE FROM public.idgen_lease WHERE shard = 5');
+		isnt($ret, 0, 'DELETE of a lease row is refused');
+		like($err, qr/HINT:.*SET owner = NULL/,
+			'with a hint to free the shard with owner = NULL');
+	});
+
+scenario(
+	'the other server named owner under the live holder',
+	sub {
+		my $holder = reg('SELECT owner FROM public.idgen_lease WHERE shard = 5');
+		my ($other) = grep { $_ ne $holder } values %token;
+		reg("UPDATE public.idgen_lease SET owner = '$other' WHERE shard = 5");
+	},
+	1);
+
+scenario(
+	'the row freed with every bound moved a minute back',
+	sub {
+		reg("UPDATE public.idgen_lease SET owner = NULL, "
+			  . "valid_until = now() - interval '1 min', "
+			  . "stamped_until = now() - interval '1 min', "
+			  . "previous_until = NULL WHERE shard = 5");
+	});
+
+{
+	my ($ret, $out, $err) =
+	  $registry->psql('leases', 'TRUNCATE public.idgen_lease');
+	isnt($ret, 0, 'TRUNCATE of the lease table is refused');
+	like($err, qr/HINT:.*SET owner = NULL/, 'with the same hint');
+}
+
+# Triggers disabled by the table's owner are put back at the next round.
+reg('ALTER TABLE public.idgen_lease DISABLE TRIGGER USER');
+ok( $registry->poll_query_until('leases',
+		"SELECT bool_and(tgenabled = 'O') FROM pg_trigger "
+		  . "WHERE tgrelid = 'public.idgen_lease'::regclass AND tgname LIKE 'idgen_lease%'"
+	),
+	'the servers enable the triggers again');
+
+$a->stop;
+$b->stop;
+done_testing();
