@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, The idgen Authors
 #
-# Lease rows edited by hand while two servers mint (issue 16, item 3).
+# Lease rows edited by hand while two servers mint.
 # Servers A and B are both configured with shard 5 (and one shard of their
 # own, 7 and 6, whose rows tell their owner tokens); both mint for shard 5
 # all the time while an operator
