@@ -51,7 +51,9 @@ Everything below is exported.
                           clock that libfaketime reads at every clock call
   start_with_clock($node, $file, %params)
                           start a node under libfaketime, its clock
-                          following $file
+                          following $file: every process's, the workers
+                          started with the server included (a select()
+                          shim, built on first use, is preloaded first)
 
 =cut
 
@@ -210,10 +212,54 @@ sub set_clock_offset
 	return;
 }
 
+# libfaketime's select() runs the real one with its thread-local dont_fake
+# flag set.  PostgreSQL 15's postmaster waits in select() and forks from its
+# signal handlers, so every child it starts from one (the idgen workers,
+# started when the startup process exits) inherits dont_fake = true and reads
+# the real clock for good; only children forked from the main loop (client
+# backends, a worker restarted later) are skewed.  This select(), preloaded
+# before libfaketime, goes straight to the kernel and never sets the flag.
+my $select_shim;
+
+sub select_shim
+{
+	return $select_shim if defined $select_shim;
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	open my $fh, '>', "$dir/select_shim.c" or die "could not write: $!";
+	print $fh <<'EOC';
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int
+select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	struct timespec ts;
+
+	if (tv)
+	{
+		ts.tv_sec = tv->tv_sec;
+		ts.tv_nsec = tv->tv_usec * 1000;
+	}
+	return syscall(SYS_pselect6, nfds, r, w, e, tv ? &ts : NULL, NULL);
+}
+EOC
+	close $fh;
+	system('cc', '-shared', '-fPIC', '-O2', '-o', "$dir/select_shim.so",
+		"$dir/select_shim.c") == 0
+	  or die "could not build the select() shim for libfaketime";
+	chmod 0755, $dir;
+	$select_shim = "$dir/select_shim.so";
+	return $select_shim;
+}
+
 sub start_with_clock
 {
 	my ($node, $file, %params) = @_;
-	local $ENV{LD_PRELOAD}                   = libfaketime();
+	local $ENV{LD_PRELOAD} = select_shim() . ' ' . libfaketime();
 	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $file;
 	local $ENV{FAKETIME_NO_CACHE}            = 1;
 	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
