@@ -54,6 +54,10 @@ Everything below is exported.
                           following $file: every process's, the workers
                           started with the server included (a select()
                           shim, built on first use, is preloaded first)
+  workers_follow_clock($node, $offset, $what, $slack)
+                          one test per idgen worker running: its own
+                          clock (the stamp of a line it logs) is within
+                          $slack s (5) of the real one plus $offset
 
 =cut
 
@@ -64,6 +68,7 @@ use warnings;
 
 use Exporter 'import';
 use JSON::PP;
+use Time::HiRes ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -80,6 +85,7 @@ our @EXPORT = qw(
   start_logged
   libfaketime
   set_clock_offset
+  workers_follow_clock
   start_with_clock
 );
 
@@ -254,6 +260,45 @@ EOC
 	chmod 0755, $dir;
 	$select_shim = "$dir/select_shim.so";
 	return $select_shim;
+}
+
+# Each idgen worker's own clock: pg_log_backend_memory_contexts() makes it
+# write a log line, stamped (log_line_prefix %m) by its own clock; the
+# server parses the stamp.  One test per worker running: within $slack
+# seconds of the real clock plus $offset.
+sub workers_follow_clock
+{
+	my ($node, $offset, $what, $slack) = @_;
+	$slack //= 5;
+	my @workers = split /\n/,
+	  $node->safe_psql('postgres',
+		"SELECT pid || '|' || backend_type FROM pg_stat_activity "
+		  . "WHERE backend_type IN ('idgen fence', 'idgen lease') ORDER BY backend_type");
+	die "no idgen worker runs" unless @workers;
+	foreach my $worker (@workers)
+	{
+		my ($pid, $type) = split /\|/, $worker;
+		my $log_offset = -s $node->logfile;
+		my $expected = Time::HiRes::time() + $offset;
+		$node->safe_psql('postgres',
+			"SELECT pg_log_backend_memory_contexts($pid)");
+		my $stamp;
+		foreach (1 .. 100)
+		{
+			($stamp) = slurp_file($node->logfile, $log_offset) =~
+			  /^(\S+ \S+ \S+) \[$pid\] \S*\s*LOG:  logging memory contexts of PID $pid$/m;
+			last if defined $stamp;
+			Time::HiRes::usleep(100_000);
+		}
+		die "$type ($pid) logged no memory contexts" unless defined $stamp;
+		my $logged = $node->safe_psql('postgres',
+			"SELECT extract(epoch FROM '$stamp'::timestamptz)");
+		my $off = $logged - $expected;
+		ok(abs($off) < $slack,
+			sprintf('%s: the %s worker follows the fake clock (%+.1f s off)',
+				$what, $type, $off));
+	}
+	return;
 }
 
 sub start_with_clock
