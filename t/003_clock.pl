@@ -26,17 +26,23 @@ libfaketime();    # dies early without it
 my $node = idgen_node('clock');
 
 my $clock = PostgreSQL::Test::Utils::tempdir() . '/clock';
-set_clock_offset($clock, 0);
+set_clock_offset($clock, -100);
 start_with_clock($node, $clock);
 $node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 
-# The fake clock works: the server follows the file.
-set_clock_offset($clock, -100);
+# The fake clock works: the server follows the file, the backends and the
+# workers started with it alike.  The fence worker opened its first horizon
+# at start from its own clock: 100 s ahead of the backends' if it read the
+# real one.
 {
 	my $behind = time - $node->safe_psql('postgres',
 		'SELECT extract(epoch FROM clock_timestamp())');
 	ok($behind > 95 && $behind < 105,
 		"the server follows the fake clock ($behind s behind)");
+	my $ahead = stats($node)->{fence_ahead_ms};
+	ok($ahead < 50_000,
+		"the idgen fence worker follows the fake clock (fence $ahead ms ahead)");
+	workers_follow_clock($node, -100, 'at start');
 }
 set_clock_offset($clock, 0);
 

@@ -99,6 +99,7 @@ check_ids(\@all_ids, 'before any restart');
 $node->stop('immediate');
 set_clock_offset($clock, -60);
 start_with_clock($node, $clock);
+workers_follow_clock($node, -60, 'after the crash');
 my $took = check_after_restart($node, 'crash, clock 60 s behind', 3000);
 my $st = stats($node);
 is($st->{waits}, 0, 'idgen.max_lead (70 s) absorbed the step: no wait');
@@ -127,6 +128,7 @@ like(
 	qr/all server processes terminated; reinitializing/,
 	'the postmaster reinitialised shared memory');
 eval { $session->quit; };
+workers_follow_clock($node, -60, 'after the backend was killed');
 check_after_restart($node, 'backend killed, clock 60 s behind', 3000);
 mint_on_time($node);
 
@@ -136,6 +138,7 @@ mint_on_time($node);
 $node->stop('fast');
 set_clock_offset($clock, -60);
 start_with_clock($node, $clock);
+workers_follow_clock($node, -60, 'after the clean restart');
 check_after_restart($node, 'clean restart, clock 60 s behind', 3000);
 mint_on_time($node);
 
@@ -147,6 +150,7 @@ $node->stop('immediate');
 set_clock_offset($clock, -5);
 set_max_lead(undef);
 start_with_clock($node, $clock);
+workers_follow_clock($node, -5, 'after the crash, 5 s behind', 2.5);
 is($node->safe_psql('postgres', 'SHOW idgen.max_lead'),
 	'1s', 'idgen.max_lead is back to its default');
 $took = check_after_restart($node, 'crash, clock 5 s behind, max_lead 1 s',

@@ -235,6 +235,7 @@ push @b_ids, mint($b, 1000, name => 'B goes on minting for shard 5');
 # The shard moves back to A, whose clock is now 2 s behind B's IDs.
 
 set_clock_offset($clock_a, -2);
+workers_follow_clock($a, -2, 'A, its clock 2 s behind', 1.5);
 $b->append_conf('postgresql.conf', "idgen.shard_id = 6\n");
 $b->reload;
 ok($b->wait_for_log(qr/idgen gave back the lease on shard 5/),

@@ -51,7 +51,13 @@ Everything below is exported.
                           clock that libfaketime reads at every clock call
   start_with_clock($node, $file, %params)
                           start a node under libfaketime, its clock
-                          following $file
+                          following $file: every process's, the workers
+                          started with the server included (a select()
+                          shim, built on first use, is preloaded first)
+  workers_follow_clock($node, $offset, $what, $slack)
+                          one test per idgen worker running: its own
+                          clock (the stamp of a line it logs) is within
+                          $slack s (5) of the real one plus $offset
 
 =cut
 
@@ -62,6 +68,7 @@ use warnings;
 
 use Exporter 'import';
 use JSON::PP;
+use Time::HiRes ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -78,6 +85,7 @@ our @EXPORT = qw(
   start_logged
   libfaketime
   set_clock_offset
+  workers_follow_clock
   start_with_clock
 );
 
@@ -210,10 +218,93 @@ sub set_clock_offset
 	return;
 }
 
+# libfaketime's select() runs the real one with its thread-local dont_fake
+# flag set.  PostgreSQL 15's postmaster waits in select() and forks from its
+# signal handlers, so every child it starts from one (the idgen workers,
+# started when the startup process exits) inherits dont_fake = true and reads
+# the real clock for good; only children forked from the main loop (client
+# backends, a worker restarted later) are skewed.  This select(), preloaded
+# before libfaketime, goes straight to the kernel and never sets the flag.
+my $select_shim;
+
+sub select_shim
+{
+	return $select_shim if defined $select_shim;
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	open my $fh, '>', "$dir/select_shim.c" or die "could not write: $!";
+	print $fh <<'EOC';
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int
+select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	struct timespec ts;
+
+	if (tv)
+	{
+		ts.tv_sec = tv->tv_sec;
+		ts.tv_nsec = tv->tv_usec * 1000;
+	}
+	return syscall(SYS_pselect6, nfds, r, w, e, tv ? &ts : NULL, NULL);
+}
+EOC
+	close $fh;
+	system('cc', '-shared', '-fPIC', '-O2', '-o', "$dir/select_shim.so",
+		"$dir/select_shim.c") == 0
+	  or die "could not build the select() shim for libfaketime";
+	chmod 0755, $dir;
+	$select_shim = "$dir/select_shim.so";
+	return $select_shim;
+}
+
+# Each idgen worker's own clock: pg_log_backend_memory_contexts() makes it
+# write a log line, stamped (log_line_prefix %m) by its own clock; the
+# server parses the stamp.  One test per worker running: within $slack
+# seconds of the real clock plus $offset.
+sub workers_follow_clock
+{
+	my ($node, $offset, $what, $slack) = @_;
+	$slack //= 5;
+	my @workers = split /\n/,
+	  $node->safe_psql('postgres',
+		"SELECT pid || '|' || backend_type FROM pg_stat_activity "
+		  . "WHERE backend_type IN ('idgen fence', 'idgen lease') ORDER BY backend_type");
+	die "no idgen worker runs" unless @workers;
+	foreach my $worker (@workers)
+	{
+		my ($pid, $type) = split /\|/, $worker;
+		my $log_offset = -s $node->logfile;
+		my $expected = Time::HiRes::time() + $offset;
+		$node->safe_psql('postgres',
+			"SELECT pg_log_backend_memory_contexts($pid)");
+		my $stamp;
+		foreach (1 .. 100)
+		{
+			($stamp) = slurp_file($node->logfile, $log_offset) =~
+			  /^(\S+ \S+ \S+) \[$pid\] \S*\s*LOG:  logging memory contexts of PID $pid$/m;
+			last if defined $stamp;
+			Time::HiRes::usleep(100_000);
+		}
+		die "$type ($pid) logged no memory contexts" unless defined $stamp;
+		my $logged = $node->safe_psql('postgres',
+			"SELECT extract(epoch FROM '$stamp'::timestamptz)");
+		my $off = $logged - $expected;
+		ok(abs($off) < $slack,
+			sprintf('%s: the %s worker follows the fake clock (%+.1f s off)',
+				$what, $type, $off));
+	}
+	return;
+}
+
 sub start_with_clock
 {
 	my ($node, $file, %params) = @_;
-	local $ENV{LD_PRELOAD}                   = libfaketime();
+	local $ENV{LD_PRELOAD} = select_shim() . ' ' . libfaketime();
 	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $file;
 	local $ENV{FAKETIME_NO_CACHE}            = 1;
 	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
