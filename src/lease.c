@@ -701,6 +701,8 @@ typedef struct ShardLease
 	int32		shard;
 	bool		wanted;			/* the shard is in this server's settings */
 	uint64		end;			/* as published in shared memory */
+	int64		renewed_us;		/* monotonic start of the round that last took
+								 * or renewed it; 0 for none */
 	bool		warned;			/* "held by another" was logged */
 } ShardLease;
 
@@ -821,14 +823,25 @@ stop_minting(bool all)
 	return idgen_step_generator();
 }
 
-/* A shard's lease is due for a round: to take, renew or give back. */
+/* The renewal period, a third of the lease, in monotonic microseconds. */
+#define RENEWAL_PERIOD_US ((int64) idgen_lease_duration / 3 * 1000)
+
+/*
+ * A shard's lease is due for a round: to take, renew or give back.  A held
+ * one is due with two thirds of it left by the clock minters stamp with,
+ * and also a renewal period after its last renewal by the monotonic clock:
+ * after that clock stepped back, the end looks further away than it is
+ * (the registry ends it by its own clock), and a round is what finds out
+ * that another server took the shard meanwhile.
+ */
 static bool
 lease_due(ShardLease *lease, bool all, int64 now_ms)
 {
 	if (all || !lease->wanted)
 		return lease->end > IDGEN_LEASE_NOT_HELD;
 	return lease->end <= IDGEN_LEASE_NOT_HELD ||
-		(int64) lease->end - now_ms <= 2 * (int64) idgen_lease_duration / 3;
+		(int64) lease->end - now_ms <= 2 * (int64) idgen_lease_duration / 3 ||
+		monotonic_us() - lease->renewed_us >= RENEWAL_PERIOD_US;
 }
 
 /*
@@ -856,6 +869,7 @@ static bool
 lease_round(bool giving_back_all)
 {
 	int64		deadline;
+	int64		round_start_us;
 	char	   *error = NULL;
 	int64		last_ms;
 	int64		now_ms = lease_now();
@@ -886,7 +900,8 @@ lease_round(bool giving_back_all)
 		return true;
 
 	giving_back = giving_back_all;
-	deadline = monotonic_us() + (int64) round_ms * 1000;
+	round_start_us = monotonic_us();
+	deadline = round_start_us + (int64) round_ms * 1000;
 	last_ms = stop_minting(giving_back_all);
 
 	action = palloc0(sizeof(int) * nleases);
@@ -1142,6 +1157,7 @@ lease_round(bool giving_back_all)
 				ereport(LOG,
 						(errmsg("idgen holds the lease on shard %d", lease->shard)));
 			publish_end(lease, (uint64) new_end[i]);
+			lease->renewed_us = round_start_us;
 			lease->warned = false;
 		}
 		else if (action[i] == 3)
@@ -1196,40 +1212,49 @@ lease_worker_detach(int code, Datum arg)
 	registry_close();
 }
 
-/* When the next exchange is due, in the layout's ms. */
+/*
+ * When the next exchange is due, in monotonic microseconds: the wall
+ * clock's steps neither stretch nor shrink the rhythm (a lease renewed
+ * every third of it, a retry every second).
+ */
 static int64
-next_round_ms(bool last_ok)
+next_round_us(bool last_ok)
 {
 	int64		now = lease_now();
-	int64		retry = now + Min(1000, idgen_lease_duration / 10);
-	int64		next = now + idgen_lease_duration / 3;
+	int64		mono = monotonic_us();
+	int64		retry = (int64) Min(1000, idgen_lease_duration / 10) * 1000;
+	int64		next = RENEWAL_PERIOD_US;
 
 	if (!last_ok)
-		return retry;
+		return mono + retry;
 	for (int i = 0; i < nleases; i++)
 	{
 		if (!leases[i].wanted)
-			return now;
+			return mono;
 		if (leases[i].end <= IDGEN_LEASE_NOT_HELD)
 			next = Min(next, retry);
 		else
 		{
-			/* renew with two thirds of the lease left; retry if that passed */
-			int64		renew = (int64) leases[i].end -
-				2 * (int64) idgen_lease_duration / 3;
+			/*
+			 * renew with two thirds of the lease left, or a renewal period
+			 * after the last renewal; retry if that passed
+			 */
+			int64		renew = ((int64) leases[i].end -
+								 2 * (int64) idgen_lease_duration / 3 - now) * 1000;
 
-			next = Min(next, renew > now ? renew : retry);
+			renew = Min(renew, leases[i].renewed_us + RENEWAL_PERIOD_US - mono);
+			next = Min(next, renew > 0 ? renew : retry);
 		}
 	}
-	return next;
+	return mono + next;
 }
 
 void
 idgen_lease_worker_main(Datum main_arg)
 {
 	bool		last_ok = true;
-	int64		next_ms;
-	int64		last_round_ms = PG_INT64_MIN / 2;
+	int64		next_us;		/* monotonic, as every time below */
+	int64		last_round_us = PG_INT64_MIN / 2;
 	MemoryContext round_context;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -1259,7 +1284,7 @@ idgen_lease_worker_main(Datum main_arg)
 	MemoryContextSwitchTo(TopMemoryContext);
 	find_registry_secrets();
 	refresh_wanted();
-	next_ms = lease_now();
+	next_us = monotonic_us();
 
 	for (;;)
 	{
@@ -1285,13 +1310,13 @@ idgen_lease_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			MemoryContextSwitchTo(TopMemoryContext);
 			refresh_wanted();
-			next_ms = lease_now();
+			next_us = monotonic_us();
 		}
 
 		/* a minter waits: at once, but not more than every 100 ms */
 		asked = pg_atomic_read_u32(&lease_shared->wanted) != 0;
-		now = lease_now();
-		if (now >= next_ms || (asked && now - last_round_ms >= 100))
+		now = monotonic_us();
+		if (now >= next_us || (asked && now - last_round_us >= 100 * 1000))
 		{
 			MemoryContext old = MemoryContextSwitchTo(round_context);
 
@@ -1299,15 +1324,14 @@ idgen_lease_worker_main(Datum main_arg)
 			last_ok = lease_round(false);
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(round_context);
-			last_round_ms = now;
-			next_ms = next_round_ms(last_ok);
-			now = lease_now();
+			last_round_us = now;
+			next_us = next_round_us(last_ok);
 		}
 		else if (asked)
-			next_ms = Min(next_ms, last_round_ms + 100);
+			next_us = Min(next_us, last_round_us + 100 * 1000);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 (long) Max(Min(next_ms - now, idgen_lease_duration), 1),
+						 Max(Min(ms_left(next_us), idgen_lease_duration), 1),
 						 idgen_wait_event_info(IDGEN_WAIT_LEASE_WORKER_MAIN));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();

@@ -14,6 +14,8 @@
 #  - The shard moves back to A, whose clock is now behind B's IDs: A's IDs
 #    continue strictly above B's.
 #  - A clean stop gives the lease back with its last millisecond.
+#  - A's clock steps 20 s back while it holds the shard: B takes it once
+#    A's lease ends, and A stops showing it held within a renewal period.
 
 use strict;
 use warnings;
@@ -268,6 +270,59 @@ is($owner_1, '-', 'a clean stop gives the lease back');
 cmp_ok($until_a, '>=', $a_last_ms, 'with valid_until at or after A\'s last ID');
 cmp_ok($until_a, '<', $held_until, 'and before the end of the lease it held');
 
+# --------------------------------------------------------------------------
+# A's clock steps 20 s back while it holds the shard: its lease lapses at
+# its end (A cannot renew it further with a clock that far behind), B takes
+# the shard, and A stops saying it holds it within one renewal period (a
+# third of the lease, 2 s): its worker's rounds follow the real passing of
+# time, not its clock.
+
+start_with_clock($a, $clock_a);
+ok(defined eventually_mints($a, 'SELECT idgen_next()', 30),
+	'A, restarted, takes shard 5 again');
+my @a_last = mint($a, 100, name => 'A mints for shard 5 before its clock steps back');
+set_clock_offset($clock_a, -22);
+$b->append_conf('postgresql.conf', "idgen.shard_id = 5\n");
+$b->reload;
+my $b_held;
+my $deadline = time + 30;
+while (time < $deadline)
+{
+	if (lease_state($b, 5) eq 'held')
+	{
+		$b_held = time;
+		last;
+	}
+	usleep(100_000);
+}
+ok(defined $b_held, 'B takes shard 5 once A\'s lease, no longer extended, has ended');
+my $a_held_for;
+$deadline = time + 40;
+while (time < $deadline)
+{
+	if (lease_state($a, 5) ne 'held')
+	{
+		$a_held_for = time - $b_held;
+		last;
+	}
+	usleep(100_000);
+}
+ok(defined $a_held_for, 'idgen_leases() on A stops showing shard 5 held');
+note sprintf('A showed shard 5 held %.1f s after B held it', $a_held_for // -1);
+cmp_ok($a_held_for // 99, '<', 2 + 3,
+	'within one renewal period (2 s, plus 3 s of slack) of B holding it');
+is(lease_state($a, 5), 'not held', 'A shows shard 5 not held');
+($ret, $stderr) = psql_fails($a, 'SELECT idgen_next()');
+isnt($ret, 0, 'and does not mint for it');
+# its clock 20 s behind its generator may refuse first
+like($stderr, qr/this server holds no lease on shard 5|idgen's clock is \d+ ms ahead of the wall clock/,
+	'with a reason');
+my @b_last = mint($b, 100, call => 'idgen_next(5)',
+	name => 'B mints for shard 5');
+cmp_ok(min_id(\@b_last), '>', max_id(\@a_last),
+	'above every ID A stamped before its clock stepped back');
+
+$a->stop;
 $b->stop;
 $registry->stop;
 done_testing();
