@@ -264,7 +264,8 @@ EOC
 
 # Each idgen worker's own clock: pg_log_backend_memory_contexts() makes it
 # write a log line, stamped (log_line_prefix %m) by its own clock; the
-# server parses the stamp.  One test per worker running: within $slack
+# server parses the stamp.  The prefix differs by version ("%m [%p] %q%a "
+# until 18, "%m %b[%p] " from 19): only %m first and [pid] are relied on.  One test per worker running: within $slack
 # seconds of the real clock plus $offset.
 sub workers_follow_clock
 {
@@ -286,7 +287,7 @@ sub workers_follow_clock
 		foreach (1 .. 100)
 		{
 			($stamp) = slurp_file($node->logfile, $log_offset) =~
-			  /^(\S+ \S+ \S+) \[$pid\] \S*\s*LOG:  logging memory contexts of PID $pid$/m;
+			  /^(\S+ \S+ \S+) .*?\[$pid\]\s.*?LOG:  logging memory contexts of PID $pid$/m;
 			last if defined $stamp;
 			Time::HiRes::usleep(100_000);
 		}
