@@ -95,7 +95,9 @@ do_build()
 	fi
 	pg_buildext updatecontrol
 	idgen_log "building for PostgreSQL $(pg_buildext supported-versions | xargs)"
-	dpkg-buildpackage -us -uc -b
+	# pg_buildext gives each version its pg_config; lib.sh's default (15's)
+	# would make every make use 15, or fail where 15 is not installed
+	env -u PG_CONFIG dpkg-buildpackage -us -uc -b
 	cp -- "$work"/*.deb "$out"/
 	idgen_log "built into $out:"
 	(cd "$out" && ls -1 -- *.deb)
