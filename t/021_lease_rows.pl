@@ -95,36 +95,6 @@ EOS
 	return $node;
 }
 
-sub start_minting
-{
-	my ($node, $seconds) = @_;
-	my ($out, $err) = ('', '');
-	return IPC::Run::start(
-		[
-			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
-			$node->connstr('postgres'), '-c', "CALL mint_for($seconds)"
-		],
-		'>', \$out, '2>', \$err);
-}
-
-# Every ID a server minted, by millisecond (since 1970).
-sub minted
-{
-	my ($node) = @_;
-	my %ms;
-	for my $line (
-		split /\n/,
-		$node->safe_psql(
-			'postgres',
-			"SELECT id || ' ' || (extract(epoch FROM id_to_timestamp(id)) * 1000)::bigint FROM minted"
-		))
-	{
-		my ($id, $ms) = split / /, $line;
-		push @{ $ms{$ms} }, $id;
-	}
-	return \%ms;
-}
-
 sub compare_minted
 {
 	my ($a, $b, $what, $both) = @_;

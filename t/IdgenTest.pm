@@ -58,6 +58,10 @@ Everything below is exported.
                           one test per idgen worker running: its own
                           clock (the stamp of a line it logs) is within
                           $slack s (5) of the real one plus $offset
+  start_minting($node, $seconds)
+                          CALL mint_for($seconds), a procedure the test
+                          made, in the background (IPC::Run harness)
+  minted($node)           the IDs in the node's table minted, by millisecond
 
 =cut
 
@@ -68,6 +72,7 @@ use warnings;
 
 use Exporter 'import';
 use JSON::PP;
+use IPC::Run ();
 use Time::HiRes ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -87,6 +92,8 @@ our @EXPORT = qw(
   set_clock_offset
   workers_follow_clock
   start_with_clock
+  start_minting
+  minted
 );
 
 # Every ID this test saw, in the order they were minted.
@@ -312,6 +319,37 @@ sub start_with_clock
 	local $ENV{NO_FAKE_STAT}                 = 1;
 	delete local $ENV{FAKETIME};
 	return $node->start(%params);
+}
+
+# Two servers minting one shard at once (t/017, t/021).
+sub start_minting
+{
+	my ($node, $seconds) = @_;
+	my ($out, $err) = ('', '');
+	return IPC::Run::start(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
+			$node->connstr('postgres'), '-c', "CALL mint_for($seconds)"
+		],
+		'>', \$out, '2>', \$err);
+}
+
+# Every ID a server minted, by millisecond (since 1970).
+sub minted
+{
+	my ($node) = @_;
+	my %ms;
+	for my $line (
+		split /\n/,
+		$node->safe_psql(
+			'postgres',
+			"SELECT id || ' ' || (extract(epoch FROM id_to_timestamp(id)) * 1000)::bigint FROM minted"
+		))
+	{
+		my ($id, $ms) = split / /, $line;
+		push @{ $ms{$ms} }, $id;
+	}
+	return \%ms;
 }
 
 1;
