@@ -43,36 +43,42 @@ sub mint_across_fences
 
 mint_across_fences('no leftover');
 
-# The fence worker removes the leftover at its next write, which the mints
-# ask for but need not wait for when the fence is already far enough ahead.
-sub gone_soon
+# Each leftover is planted while the server is down, as a crash leaves
+# one: while it runs, the fence worker writes through that very name every
+# few milliseconds, and a file planted under it would race with its own.
+sub plant
 {
-	for (1 .. 100)
+	my ($what) = @_;
+	$node->stop;
+	if ($what eq 'unopenable')
 	{
-		return 1 unless -e $tmp;
-		$node->safe_psql('postgres', 'SELECT idgen_next(); SELECT pg_sleep(0.1)');
+		# a file the server may not open (its owner may still remove it)
+		open my $fh, '>', $tmp or die "could not write $tmp: $!";
+		close $fh;
+		chmod 0000, $tmp or die "could not chmod $tmp: $!";
 	}
-	return 0;
+	else
+	{
+		mkdir $tmp or die "could not mkdir $tmp: $!";
+		write_conf("$tmp/keep", "not idgen's\n") if $what eq 'full directory';
+	}
+	my $log_offset = -s $node->logfile;
+	$node->start;
+	return $log_offset;
 }
 
-# a file the server may not open (its owner may still remove it)
-open my $fh, '>', $tmp or die "could not write $tmp: $!";
-close $fh;
-chmod 0000, $tmp or die "could not chmod $tmp: $!";
+plant('unopenable');
 mint_across_fences('an unopenable idgen.state.tmp');
-ok(gone_soon(), 'and it was replaced');
+ok(!-e $tmp, 'and it was replaced');
 
-# an empty directory of that name
-mkdir $tmp or die "could not mkdir $tmp: $!";
+plant('empty directory');
 mint_across_fences('an empty directory idgen.state.tmp');
-ok(gone_soon(), 'and it was removed');
+ok(!-e $tmp, 'and it was removed');
 
 # a directory with a file in it: not removed, the fence stops, safely
-mkdir $tmp or die "could not mkdir $tmp: $!";
-write_conf("$tmp/keep", "not idgen's\n");
-my $log_offset = -s $node->logfile;
+my $log_offset = plant('full directory');
 my ($ret, $stderr) = psql_fails($node,
-	"SET idgen.max_wait = '1s'; SELECT pg_sleep(0.5); SELECT idgen_next()");
+	"SET idgen.max_wait = '1s'; SELECT idgen_next()");
 isnt($ret, 0, 'a directory idgen.state.tmp that cannot be removed stops minting');
 like($stderr, qr/could not advance the idgen fence/,
 	'with the fence error, after idgen.max_wait');
