@@ -22,7 +22,8 @@ OBJS = \
 	src/settings.o \
 	src/text_form.o \
 	src/json_form.o \
-	src/wait_event.o
+	src/wait_event.o \
+	src/worker.o
 
 # The lease worker talks to its registry with libpq, as dblink does.
 PG_CPPFLAGS = -I$(libpq_srcdir)

@@ -77,6 +77,7 @@
 #include "layout.h"
 #include "settings.h"
 #include "wait_event.h"
+#include "worker.h"
 
 #define IDGEN_STATE_TMP_FILE	IDGEN_STATE_FILE ".tmp"
 #define IDGEN_STATE_MAGIC		0x69646731	/* "idg1" */
@@ -667,28 +668,6 @@ idgen_fence_worker_main(Datum main_arg)
 			fence_advance();
 		fence_rewrite_after_checkpoint();
 	}
-}
-
-/*
- * Register one of idgen's background workers (the fence's, the leases'):
- * each connects to no database, runs only once recovery is over, and is
- * started again a second after it fails.
- */
-void
-idgen_register_worker(const char *name, const char *function_name)
-{
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	strlcpy(worker.bgw_library_name, "idgen", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, function_name, BGW_MAXLEN);
-	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
-	strlcpy(worker.bgw_type, name, BGW_MAXLEN);
-	RegisterBackgroundWorker(&worker);
 }
 
 void

@@ -30,7 +30,6 @@
 
 
 extern void idgen_fence_register(void);
-extern void idgen_register_worker(const char *name, const char *function_name);
 extern int64 idgen_fence_recover(void);
 extern void idgen_fence_shutdown(int code, Datum arg);
 

@@ -55,7 +55,6 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "fence.h"
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
@@ -63,6 +62,7 @@
 #include "settings.h"
 #include "shard.h"
 #include "wait_event.h"
+#include "worker.h"
 
 /* A lease array indexed by shard: 2^16 shards take 512 kB. */
 #define MAX_LEASE_SHARD_BITS	16
