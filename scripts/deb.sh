@@ -71,7 +71,7 @@ do_build()
 	out=$(cd "$dir" && pwd)
 	apt_update
 	work=$(mktemp -d /tmp/idgen-deb.XXXXXX)
-	idgen_on_exit "rm -rf -- '$work'"
+	idgen_on_exit rm -rf -- "$work"
 	src=$work/idgen
 	mkdir "$src"
 	tar -C "$IDGEN_ROOT" "${IDGEN_COPY_EXCLUDES[@]}" \

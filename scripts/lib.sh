@@ -16,9 +16,13 @@
 # Functions
 #	idgen_log MSG... / idgen_warn MSG... / idgen_die MSG...
 #	idgen_is_root                  true when running as uid 0
-#	idgen_on_exit CMD...           run CMD when the script exits (last registered
-#	                               runs first); this library owns the EXIT trap, so
+#	idgen_on_exit CMD [ARG...]     run CMD with its ARGs, each word as given (no
+#	                               re-splitting, no eval: idgen_on_exit rm -rf -- "$d"),
+#	                               when the script exits (last registered runs
+#	                               first); this library owns the EXIT trap, so
 #	                               register cleanups here instead of calling trap
+#	idgen_on_exit_reset            forget the hooks registered so far (in a subshell
+#	                               that cleans up only what it starts)
 #	idgen_as_user CMD...           run CMD as $IDGEN_RUN_USER (runuser) when root,
 #	                               keeping PATH, PG_CONFIG and LANG; else run it as is
 #	idgen_workcopy                 set IDGEN_WORKDIR to a tree the server user can
@@ -100,25 +104,45 @@ idgen_is_root()
 
 # ---- cleanup at exit ---------------------------------------------------------
 
-IDGEN_EXIT_HOOKS=()
+# Each hook is kept as the words it was given, never joined into a string
+# and split or eval'd again: IDGEN_EXIT_HOOK_WORDS holds every hook's words
+# one after another, IDGEN_EXIT_HOOK_START where each hook's words begin and
+# IDGEN_EXIT_HOOK_COUNT how many there are.
+IDGEN_EXIT_HOOK_WORDS=()
+IDGEN_EXIT_HOOK_START=()
+IDGEN_EXIT_HOOK_COUNT=()
 
 _idgen_run_exit_hooks()
 {
-	local rc=$? i
+	local rc=$? i start count
 	set +e
 	trap - EXIT
-	for ((i = ${#IDGEN_EXIT_HOOKS[@]} - 1; i >= 0; i--)); do
-		eval "${IDGEN_EXIT_HOOKS[i]}"
+	for ((i = ${#IDGEN_EXIT_HOOK_START[@]} - 1; i >= 0; i--)); do
+		start=${IDGEN_EXIT_HOOK_START[i]}
+		count=${IDGEN_EXIT_HOOK_COUNT[i]}
+		"${IDGEN_EXIT_HOOK_WORDS[@]:start:count}"
 	done
 	exit "$rc"
 }
 
 idgen_on_exit()
 {
-	IDGEN_EXIT_HOOKS+=("$*")
+	[ $# -gt 0 ] || idgen_die "idgen_on_exit: no command given"
+	IDGEN_EXIT_HOOK_START+=("${#IDGEN_EXIT_HOOK_WORDS[@]}")
+	IDGEN_EXIT_HOOK_COUNT+=("$#")
+	IDGEN_EXIT_HOOK_WORDS+=("$@")
 	trap _idgen_run_exit_hooks EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
+}
+
+# Forget every hook registered so far (a subshell that cleans up only what
+# it starts itself).
+idgen_on_exit_reset()
+{
+	IDGEN_EXIT_HOOK_WORDS=()
+	IDGEN_EXIT_HOOK_START=()
+	IDGEN_EXIT_HOOK_COUNT=()
 }
 
 # ---- running as the server user ----------------------------------------------

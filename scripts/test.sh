@@ -223,7 +223,7 @@ run_cluster_suite()
 # ---- pgTAP -------------------------------------------------------------------
 run_pgtap()
 {
-	IDGEN_EXIT_HOOKS=()	# this subshell cleans up its cluster only
+	idgen_on_exit_reset	# this subshell cleans up its cluster only
 	read_test_conf
 	idgen_cluster_start "" "${conf[@]}" || return 1
 	if idgen_psql -q -d postgres -c 'CREATE DATABASE idgen_pgtap' &&
@@ -251,7 +251,7 @@ client_python=/usr/bin/python3
 
 run_clients()
 {
-	IDGEN_EXIT_HOOKS=()	# this subshell cleans up its cluster only
+	idgen_on_exit_reset	# this subshell cleans up its cluster only
 	command -v node >/dev/null 2>&1 ||
 		{ idgen_warn "node not found: install nodejs (scripts/setup.sh does)"; return 1; }
 	command -v npm >/dev/null 2>&1 ||
