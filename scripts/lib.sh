@@ -166,6 +166,7 @@ IDGEN_COPY_EXCLUDES=(
 	--exclude=./results --exclude='./regression.*'
 	--exclude='./tmp_check*' --exclude=./output_iso --exclude=./log
 	--exclude=./bench/out --exclude=./test/clients/node_modules
+	--exclude=./.idgen-build
 )
 
 _idgen_workcopy_cleanup()

@@ -10,6 +10,10 @@
 #
 # Environment: PG_CONFIG (default /usr/lib/postgresql/15/bin/pg_config),
 # IDGEN_SKIP_APT=1 (never call apt-get), and anything make reads (PG_CFLAGS).
+# When the objects in the tree were built with another server, compiler,
+# PG_CFLAGS or COPT than now (recorded in .idgen-build), or by a make run
+# since, the tree is cleaned and built whole: scripts/test.sh passes
+# PG_CFLAGS=-Werror, and must see the warnings of every file.
 # Run it, do not source it: scripts/demo.sh, scripts/test.sh and bench/run.sh
 # call it first.
 
@@ -155,8 +159,50 @@ for tool in make gcc; do
 done
 
 cd "$IDGEN_ROOT"
-idgen_log "building with $PG_CONFIG ($("$PG_CONFIG" --version))"
-make -j"$(nproc)" PG_CONFIG="$PG_CONFIG"
+# make rebuilds only what changed since the objects were made, not what was
+# made with other flags: a tree built once without -Werror (by hand, or by
+# the demo) would never show scripts/test.sh, which asks for -Werror, the
+# warnings of the files it did not touch.  So the build records what it was
+# made with (server, compiler, PG_CFLAGS, COPT) in .idgen-build, and the
+# tree is cleaned and built whole when that differs, or when anything was
+# built after it (a make by hand); otherwise make rebuilds what changed, as
+# always.  The record is written even when make fails: with -Werror a file
+# that warns leaves no object, so every object there was made this way.
+build_stamp=.idgen-build
+read -r cc _ <<<"$("$PG_CONFIG" --cc)"
+build_id=$(printf '%s\n' "pg_config: $PG_CONFIG, $("$PG_CONFIG" --version)" \
+	"compiler: $("$PG_CONFIG" --cc), $("$cc" --version 2>/dev/null | head -n 1)" \
+	"PG_CFLAGS: ${PG_CFLAGS:-}" "COPT: ${COPT:-}")
+
+# built_since_stamp: true when an object or the library is newer than the record
+built_since_stamp()
+{
+	local f
+	for f in idgen.so src/*.o src/*.bc; do
+		[ -e "$f" ] && [ "$f" -nt "$build_stamp" ] && return 0
+	done
+	return 1
+}
+
+any_built()
+{
+	local f
+	for f in idgen.so src/*.o src/*.bc; do
+		[ -e "$f" ] && return 0
+	done
+	return 1
+}
+
+if any_built &&
+	{ [ ! -f "$build_stamp" ] || [ "$(cat -- "$build_stamp")" != "$build_id" ] || built_since_stamp; }; then
+	idgen_log "the objects here were made with other flags, compiler or server, or by a make since ($build_stamp): make clean, then build all"
+	make -s clean PG_CONFIG="$PG_CONFIG"
+fi
+idgen_log "building with $PG_CONFIG ($("$PG_CONFIG" --version))${PG_CFLAGS:+, PG_CFLAGS=$PG_CFLAGS}"
+build_rc=0
+make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" || build_rc=$?
+printf '%s\n' "$build_id" >"$build_stamp"
+[ "$build_rc" -eq 0 ] || idgen_die "the build failed${PG_CFLAGS:+ (PG_CFLAGS=$PG_CFLAGS)}"
 
 pkglibdir=$("$PG_CONFIG" --pkglibdir)
 sharedir=$("$PG_CONFIG" --sharedir)

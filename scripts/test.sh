@@ -3,7 +3,8 @@
 #
 #	bash scripts/test.sh
 #
-# Runs scripts/setup.sh, then, in a copy of the tree owned by the postgres
+# Runs scripts/setup.sh with PG_CFLAGS=-Werror (warnings are errors, and a
+# tree built without it is built again whole), then, in a copy of the tree owned by the postgres
 # user (initdb refuses root), the suites of `make installcheck`, each on its
 # own throwaway instance with idgen preloaded:
 #	regress    pg_regress           sql/*.sql -> expected/*.out   (REGRESS)
@@ -20,7 +21,8 @@
 #
 # Environment:
 #	IDGEN_SUITES="regress tap"   run only these suites
-#	IDGEN_SKIP_SETUP=1           do not run scripts/setup.sh (already built)
+#	IDGEN_SKIP_SETUP=1           do not run scripts/setup.sh (already built;
+#	                             nothing is compiled, so no -Werror either)
 #	IDGEN_TEST_PACKAGE=1         test the installed package postgresql-N-idgen
 #	                             instead of a build of this tree (no setup,
 #	                             no build; debian/tests does this)
@@ -37,6 +39,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 
 if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ] && [ "${IDGEN_TEST_PACKAGE:-0}" != 1 ]; then
+	# warnings are errors here, as in CI; setup.sh builds the whole tree
+	# again when its objects were made without them
+	case " ${PG_CFLAGS:-} " in
+		*" -Werror "*) ;;
+		*) export PG_CFLAGS="${PG_CFLAGS:+$PG_CFLAGS }-Werror" ;;
+	esac
 	if ! bash "$here/setup.sh"; then
 		echo
 		echo "idgen tests: FAILED (setup: packages or build failed, no suite ran)"
