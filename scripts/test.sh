@@ -102,7 +102,7 @@ if ! check_installed; then
 	exit 1
 fi
 
-suites=${IDGEN_SUITES:-regress isolation tap pgtap clients}
+read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients}"
 declare -A result=()
 
 idgen_workcopy
@@ -115,7 +115,7 @@ idgen_log "running in $work$(idgen_is_root && echo " as $IDGEN_RUN_USER")"
 
 wanted()
 {
-	case " $suites " in *" $1 "*) return 0 ;; esac
+	case " ${suites[*]} " in *" $1 "*) return 0 ;; esac
 	return 1
 }
 
@@ -185,11 +185,11 @@ if wanted tap; then
 		result[tap]=SKIP
 	elif ! run_make tap REGRESS= ISOLATION= "${prove_args[@]}"; then
 		# prove's "Test Summary Report" names the files that failed
-		failed_t=$(sed -n '/^Test Summary Report/,$p' "$outs/tap.out" |
+		mapfile -t failed_t < <(sed -n '/^Test Summary Report/,$p' "$outs/tap.out" |
 			grep -oE '^t/[^ ]+\.pl' | sort -u || true)
-		if [ -n "$failed_t" ]; then
-			result[tap]="FAIL (${failed_t//$'\n'/ })"
-			for t in $failed_t; do
+		if [ ${#failed_t[@]} -gt 0 ]; then
+			result[tap]="FAIL (${failed_t[*]})"
+			for t in "${failed_t[@]}"; do
 				t=$(basename "$t" .pl)
 				idgen_tail "$work/tmp_check/log/regress_log_$t" 60
 				for f in "$work/tmp_check/log/${t}"_*.log; do
@@ -327,7 +327,7 @@ tests_run()
 
 banner "summary: PostgreSQL $("$PG_CONFIG" --version | sed -E 's/^[^0-9]*//')"
 pass=0 fail=0 skip=0
-for s in $suites; do
+for s in "${suites[@]}"; do
 	r=${result[$s]:-SKIP}
 	case $r in
 		PASS) pass=$((pass + 1)) ;;
