@@ -46,7 +46,8 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 # Packages that a release may not have: pgTAP for a server still in
 # experimental (then built from Debian's source package), pg_partman only
-# where Debian's is 5.2 or later (the integer partitions the README documents).
+# where Debian's is 5.2 or later (the integer partitions doc/partitioning.md
+# documents).
 pgtap_pkg="postgresql-$pg_major-pgtap"
 partman_pkg="postgresql-$pg_major-partman"
 

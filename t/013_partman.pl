@@ -2,11 +2,11 @@
 # Copyright (c) 2026, The idgen Authors
 #
 # Time partitions of IDs managed by pg_partman 5.2 or later, in its integer
-# mode, with the create_parent() call and part_config settings the README
-# documents: partitions idgen_span('1 day') wide, started at
-# min_id_at(now()).  The node's clock is moved with libfaketime, starting
-# at 2026-03-01 10:00 UTC, so that its now() and the IDs it mints fall on
-# known days.
+# mode, with the create_parent() call and part_config settings
+# doc/partitioning.md documents: partitions idgen_span('1 day') wide,
+# started at min_id_at(now()).  The node's clock is moved with libfaketime,
+# starting at 2026-03-01 10:00 UTC, so that its now() and the IDs it mints
+# fall on known days.
 #
 #  - create_parent() makes one partition per day from now() on, each
 #    named for and bounded by min_id_at() of its day and of the next.
@@ -18,11 +18,12 @@
 #    not ahead of the clock, and drops the old ones (retention in ID
 #    units, retention_keep_table off): the dropped tables are gone.
 #  - A query on one day's min_id_at() range reads one partition.
-#  - The limits the README states: pg_partman reads the newest ID in double
-#    precision, so the last ID of a day counts as the next day's; an ID
-#    past the premade partitions lands in the default partition, and the
-#    maintenance that must make its partition fails until it is moved out;
-#    without p_start_partition, today's rows get no partition.
+#  - The limits doc/partitioning.md states: pg_partman reads the newest ID
+#    in double precision, so the last ID of a day counts as the next
+#    day's; an ID past the premade partitions lands in the default
+#    partition, and the maintenance that must make its partition fails
+#    until it is moved out; without p_start_partition, today's rows get no
+#    partition.
 #
 # pg_partman needs no shared_preload_libraries: only its background worker
 # does, and run_maintenance() is called here instead.
@@ -99,7 +100,7 @@ is( $node->safe_psql('postgres',
 	't',
 	'the node runs on the fake clock');
 
-# As the README documents it.
+# As doc/partitioning.md documents it.
 my ($ret, $stdout, $stderr) = $node->psql(
 	'postgres', q{
 SELECT partman.create_parent(
@@ -279,7 +280,7 @@ is(join(' ', $plan =~ /\bon (events_\w+)/g),
 	"a query on 03-07's range reads only 03-07's partition");
 
 # --------------------------------------------------------------------------
-# Limits the README states.
+# Limits doc/partitioning.md states.
 
 # pg_partman reads the newest ID as trunc(max(id)), in double precision:
 # the last ID of 03-08, in its partition, counts as 03-09's first, so one
