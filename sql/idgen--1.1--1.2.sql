@@ -155,3 +155,39 @@ BEGIN
 		first_new, COALESCE(max_value::text, 'no rows'));
 END
 $convert$;
+
+-- idgen_stats gains layout_ends: when the layout runs out.  The view is
+-- made again over the new function; 1.1's function with one column fewer
+-- keeps working with this library.
+DROP VIEW idgen_stats;
+DROP FUNCTION idgen_stats();
+
+CREATE FUNCTION idgen_stats(
+	OUT minted bigint,
+	OUT borrowed_ms bigint,
+	OUT clock_behind bigint,
+	OUT clock_steps_back bigint,
+	OUT waits bigint,
+	OUT wait_time_ms double precision,
+	OUT max_wait_errors bigint,
+	OUT lead_ms bigint,
+	OUT last_id bigint,
+	OUT fence timestamptz,
+	OUT fence_ahead_ms bigint,
+	OUT fence_advances bigint,
+	OUT fence_waits bigint,
+	OUT layout_ends timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'idgen_stats'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_stats() IS
+'what the generator has done since the server started';
+
+CREATE VIEW idgen_stats AS
+	SELECT * FROM idgen_stats();
+
+COMMENT ON VIEW idgen_stats IS
+'what the generator has done since the server started';
+
+GRANT SELECT ON idgen_stats TO PUBLIC;

@@ -85,6 +85,8 @@
 
 /* how long after the last mint the worker keeps a horizon open */
 #define IDGEN_FENCE_KEEP_OPEN_MS	(60 * 1000)
+/* the layout's end is told at start, then this often */
+#define IDGEN_LAYOUT_END_WARNING_EVERY_MS	(24 * 3600 * 1000)
 
 
 /* What the state file and every WAL record carry. */
@@ -611,6 +613,8 @@ fence_worker_detach(int code, Datum arg)
 void
 idgen_fence_worker_main(Datum main_arg)
 {
+	int64		next_layout_warning_ms;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -634,6 +638,7 @@ idgen_fence_worker_main(Datum main_arg)
 
 	/* Record the layout and open the first horizon before anyone asks. */
 	fence_advance();
+	next_layout_warning_ms = idgen_wall_ms() + IDGEN_LAYOUT_END_WARNING_EVERY_MS;
 
 	for (;;)
 	{
@@ -667,6 +672,14 @@ idgen_fence_worker_main(Datum main_arg)
 			(now >= wake_at && now - state_ms < IDGEN_FENCE_KEEP_OPEN_MS))
 			fence_advance();
 		fence_rewrite_after_checkpoint();
+
+		/* a clock stepped back does not put the next one off */
+		if (now >= next_layout_warning_ms ||
+			next_layout_warning_ms - now > IDGEN_LAYOUT_END_WARNING_EVERY_MS)
+		{
+			idgen_warn_layout_end((int64) idgen_layout_end_warning * 60 * 1000);
+			next_layout_warning_ms = now + IDGEN_LAYOUT_END_WARNING_EVERY_MS;
+		}
 	}
 }
 

@@ -166,6 +166,29 @@ idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
 }
 
 /*
+ * A WARNING when the layout's last millisecond is nearer than warn_before_ms:
+ * past it no ID can be minted, and a layout with more bits of time takes
+ * planning.  Layouts that end quietly are how IDs went negative elsewhere.
+ */
+void
+idgen_warn_layout_end(int64 warn_before_ms)
+{
+	int64		left_ms = idgen_max_ms() - idgen_wall_ms();
+
+	if (warn_before_ms <= 0 || left_ms >= warn_before_ms)
+		return;
+	ereport(WARNING,
+			(errmsg("idgen's layout runs out at %s",
+					timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+			 errdetail("That is %lld days from now; from then on no ID can be minted.  The layout has %d bits of milliseconds from the epoch %s.",
+					   (long long) (left_ms / (24 * 3600 * INT64CONST(1000))),
+					   idgen_layout.time_bits,
+					   timestamptz_to_str(idgen_layout.epoch)),
+			 errhint("Plan a change to a layout with more bits of time before then; \"%s\" sets how early this warns.",
+					 "idgen.layout_end_warning")));
+}
+
+/*
  * Every SQL function needs the layout, and only a preloaded library has one
  * (the layout settings are PGC_POSTMASTER).
  */

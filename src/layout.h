@@ -44,6 +44,7 @@ extern bool idgen_parse_epoch(const char *str, TimestampTz *result,
 extern void idgen_layout_init(TimestampTz epoch, int shard_bits,
 							  int sequence_bits);
 extern void idgen_check_preloaded(void);
+extern void idgen_warn_layout_end(int64 warn_before_ms);
 
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
 

@@ -43,6 +43,7 @@ int			idgen_max_lead = IDGEN_DEFAULT_MAX_LEAD_MS;
 int			idgen_max_wait = IDGEN_DEFAULT_MAX_WAIT_MS;
 int			idgen_max_advance = IDGEN_DEFAULT_MAX_ADVANCE_MS;
 int			idgen_fence_horizon = IDGEN_DEFAULT_FENCE_HORIZON_MS;
+int			idgen_layout_end_warning = IDGEN_DEFAULT_LAYOUT_END_WARNING_MIN;
 char	   *idgen_public_key_file = NULL;
 char	   *idgen_public_key = NULL;
 char	   *idgen_lease_registry = NULL;
@@ -169,6 +170,14 @@ static const IdgenSetting settings[] = {
 		.context = PGC_SIGHUP, .flags = GUC_UNIT_MS,
 		.type = SETTING_INT, .var.i = &idgen_fence_horizon,
 		.int_boot = IDGEN_DEFAULT_FENCE_HORIZON_MS, .int_min = 10, .int_max = 3600 * 1000,
+	},
+	{
+		.name = "idgen.layout_end_warning",
+		.short_desc = "How long before the layout runs out the server log warns of it, at start and once a day; 0 never.",
+		.long_desc = "After the layout's last millisecond no ID can be minted.",
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_MIN,
+		.type = SETTING_INT, .var.i = &idgen_layout_end_warning,
+		.int_boot = IDGEN_DEFAULT_LAYOUT_END_WARNING_MIN, .int_min = 0, .int_max = INT_MAX,
 	},
 	{
 		.name = "idgen.public_key_file",

@@ -28,6 +28,8 @@
 #define IDGEN_DEFAULT_MAX_ADVANCE_MS	60000
 #define IDGEN_DEFAULT_FENCE_HORIZON_MS	1000
 #define IDGEN_DEFAULT_LEASE_DURATION_MS	30000
+/* changing a layout takes planning: warn years ahead (in minutes) */
+#define IDGEN_DEFAULT_LAYOUT_END_WARNING_MIN	(5 * 365 * 24 * 60)
 
 /* The layout: fixed at server start (PGC_POSTMASTER). */
 extern TimestampTz idgen_epoch_setting;	/* idgen.epoch, parsed */
@@ -47,6 +49,9 @@ extern int	idgen_max_advance;
 
 /* The fence worker. */
 extern int	idgen_fence_horizon;
+
+/* How long before the layout runs out the log warns, in minutes. */
+extern int	idgen_layout_end_warning;
 
 /* Shard leases (lease.c): off while the registry is empty. */
 extern char *idgen_lease_registry;

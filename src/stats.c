@@ -36,7 +36,8 @@
 PG_FUNCTION_INFO_V1(idgen_stats);
 PG_FUNCTION_INFO_V1(idgen_stats_backends);
 
-#define IDGEN_STATS_COLS			13
+#define IDGEN_STATS_COLS			14
+#define IDGEN_STATS_COLS_1_1		13	/* before layout_ends */
 #define IDGEN_STATS_BACKENDS_COLS	9
 
 static void
@@ -90,7 +91,14 @@ idgen_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(f.fence_ms - now);
 	values[i++] = Int64GetDatum((int64) f.fence_advances);
 	values[i++] = Int64GetDatum((int64) f.counters[IDGEN_FENCE_WAITS]);
+	values[i++] = TimestampTzGetDatum(idgen_ms_to_timestamptz(idgen_max_ms()));
 	Assert(i == IDGEN_STATS_COLS);
+
+	/* a database still at 1.1 declares every column but the last */
+	if (tupdesc->natts != IDGEN_STATS_COLS &&
+		tupdesc->natts != IDGEN_STATS_COLS_1_1)
+		elog(ERROR, "idgen_stats() is declared with %d columns, expected %d",
+			 tupdesc->natts, IDGEN_STATS_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
