@@ -30,7 +30,8 @@ PG_CPPFLAGS = -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
 EXTENSION = idgen
-DATA = sql/idgen--1.0.sql sql/idgen--1.1.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql
+# one base script and the upgrade chain, as contrib ships them
+DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql
 PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with
