@@ -51,6 +51,26 @@ SELECT id_to_timestamp(:id) >= date_trunc('milliseconds', :'t0'::timestamptz)
        abs(extract(epoch FROM id_to_timestamp(idgen_next()) - clock_timestamp())) < 5
        AS within_seconds;
 
+-- a million IDs from one statement: about a second of the layout's IDs
+-- (1024 a millisecond) in a fraction of one, so minting runs ahead of the
+-- clock, up to idgen.max_lead, and stays unique and increasing
+CREATE TEMP TABLE million AS
+SELECT n, idgen_next() AS id
+  FROM generate_series(1, 1000000) AS n;
+SELECT count(*) AS ids,
+       count(*) = count(DISTINCT id) AS unique_ids,
+       max(id_to_timestamp(id)) < clock_timestamp() + interval '3 seconds'
+       AS not_far_ahead
+  FROM million;
+SELECT bool_and(id > prev_id) AS strictly_increasing
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev_id FROM million) AS s
+ WHERE prev_id IS NOT NULL;
+SELECT max(c) <= 1024 AS per_ms_within_field
+  FROM (SELECT count(*) AS c FROM million GROUP BY id >> 22) AS s;
+SELECT min(idgen_next()) > (SELECT max(id) FROM million) AS later_is_larger
+  FROM generate_series(1, 1000);
+DROP TABLE million;
+
 -- explicit shard: the node owns idgen.shard_id
 SELECT id_to_shard(idgen_next(0)) = 0 AS own_shard;
 SELECT idgen_next(0) < idgen_next() AS shared_sequence;
