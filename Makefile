@@ -30,12 +30,13 @@ PG_CPPFLAGS = -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
 EXTENSION = idgen
-DATA = sql/idgen--1.0.sql sql/idgen--1.1.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql
+# one base script and the upgrade chain, as contrib ships them
+DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql
 PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with
 # idgen in shared_preload_libraries (the pg_cron pattern).
-REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public idgen_convert idgen_partitions idgen_json
+REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_search_path idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public idgen_convert idgen_partitions idgen_json
 # The inputs are read from $(srcdir) (PGXS passes --inputdir=$(srcdir)), the
 # instances and results go in the build directory: both work out of tree.
 REGRESS_OPTS = --temp-config=$(srcdir)/test/idgen.conf --temp-instance=./tmp_check_regress

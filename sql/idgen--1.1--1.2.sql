@@ -21,6 +21,113 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION idgen_row_to_jsonb(record) IS
 'to_jsonb of the row, with each bigint column (and bigint array element) as a JSON string';
 
+-- idgen_layout_dependents: matched the decoders by name, so it listed what
+-- uses the overloads with a layout argument (which do not depend on the
+-- server's) and missed idgen_span (which does); now the exact overloads.
+-- search_path is pinned, as the body resolves operators (IN, CASE ...
+-- WHEN, oid = regclass): objects earlier on the caller's path would
+-- otherwise run in its place.
+CREATE OR REPLACE FUNCTION idgen_layout_dependents(
+	OUT kind text,
+	OUT object text,
+	OUT action text)
+RETURNS SETOF record
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH idgen AS (			-- wherever the extension lives (it is relocatable)
+	SELECT n.nspname
+	  FROM pg_catalog.pg_extension AS e
+	  JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace
+	 WHERE e.extname = 'idgen'
+),
+-- the exact overloads that decode by the server's layout; those that take
+-- the layout as an argument share their names but not the dependence
+decoders AS (
+	SELECT pg_catalog.to_regprocedure(pg_catalog.format('%I.%s', idgen.nspname, f))::pg_catalog.oid AS oid
+	  FROM idgen,
+		   pg_catalog.unnest(ARRAY['id_to_timestamp(bigint)',
+								   'min_id_at(timestamptz)',
+								   'id_to_shard(bigint)',
+								   'id_to_sequence(bigint)',
+								   'idgen_decode(bigint)',
+								   'idgen_span(interval)']) AS f
+),
+minters AS (
+	SELECT pg_catalog.to_regprocedure(pg_catalog.format('%I.%s', idgen.nspname, f))::pg_catalog.oid AS oid
+	  FROM idgen,
+		   pg_catalog.unnest(ARRAY['idgen_next()', 'idgen_next(integer)']) AS f
+),
+uses AS (
+	SELECT DISTINCT d.classid, d.objid
+	  FROM pg_catalog.pg_depend AS d
+	 WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+	   AND d.refobjid IN (SELECT oid FROM decoders)
+	   AND d.deptype = 'n'
+)
+-- expression and partial indexes, partition keys, materialized views
+SELECT CASE c.relkind
+		   WHEN 'p' THEN 'partition key'
+		   WHEN 'm' THEN 'materialized view'
+		   ELSE 'index' END,
+	   pg_catalog.pg_describe_object(u.classid, u.objid, 0),
+	   CASE c.relkind
+		   WHEN 'p' THEN 'repartition: rows would fall in other partitions'
+		   WHEN 'm' THEN 'REFRESH MATERIALIZED VIEW'
+		   ELSE 'REINDEX' END
+  FROM uses AS u
+  JOIN pg_catalog.pg_class AS c ON c.oid = u.objid
+ WHERE u.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+   AND c.relkind IN ('i', 'I', 'p', 'm')
+UNION ALL
+SELECT 'materialized view',
+	   pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass, r.ev_class, 0),
+	   'REFRESH MATERIALIZED VIEW'
+  FROM uses AS u
+  JOIN pg_catalog.pg_rewrite AS r ON r.oid = u.objid
+  JOIN pg_catalog.pg_class AS c ON c.oid = r.ev_class
+ WHERE u.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+   AND c.relkind = 'm'
+UNION ALL
+-- stored generated columns keep values computed under the old layout
+SELECT 'generated column',
+	   pg_catalog.format('column %I of table %s', a.attname, a.attrelid::pg_catalog.regclass),
+	   'recompute: UPDATE the table, or drop and add the column'
+  FROM uses AS u
+  JOIN pg_catalog.pg_attrdef AS ad ON ad.oid = u.objid
+  JOIN pg_catalog.pg_attribute AS a
+	ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+ WHERE u.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+   AND a.attgenerated = 's'
+UNION ALL
+SELECT 'check constraint',
+	   pg_catalog.pg_describe_object(u.classid, u.objid, 0),
+	   'revalidate: drop and add the constraint'
+  FROM uses AS u
+  JOIN pg_catalog.pg_constraint AS con ON con.oid = u.objid
+ WHERE u.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
+   AND con.contype = 'c'
+UNION ALL
+-- partitions of a table keyed on an ID column: their bounds are constants,
+-- usually computed with min_id_at() under the layout of their day
+SELECT 'partition bound',
+	   pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass, i.inhrelid, 0),
+	   'check the bound against min_id_at() under the new layout'
+  FROM pg_catalog.pg_partitioned_table AS pt
+  JOIN pg_catalog.pg_inherits AS i ON i.inhparent = pt.partrelid
+ WHERE EXISTS (
+		SELECT FROM pg_catalog.pg_attrdef AS ad
+		  JOIN pg_catalog.pg_depend AS d
+			ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+		   AND d.objid = ad.oid
+		   AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+		   AND d.refobjid IN (SELECT oid FROM minters)
+		 WHERE ad.adrelid = pt.partrelid
+		   AND ad.adnum = ANY (pt.partattrs::pg_catalog.int2[]))
+ORDER BY 1, 2
+$$;
+
+
 -- idgen_convert_column: a serial's sequence that another column's default
 -- still uses stays (it was dropped, and the DROP failed with 2BP01); a NULL
 -- table or column is refused by name; and search_path is pinned, as the

@@ -3,6 +3,10 @@
 -- clock says.  Properties only.
 --
 
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 -- an ID half a second ahead of now (within idgen.max_lead: no wait), as a
 -- restored table's largest ID could be
 SELECT min_id_at(clock_timestamp() + interval '500 ms') + 1023 AS ahead \gset

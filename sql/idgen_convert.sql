@@ -4,6 +4,10 @@
 -- properties only.
 --
 
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 \set SHOW_CONTEXT never
 
 -- serial with a foreign key that references it, both integer

@@ -67,7 +67,10 @@ SELECT query, pg_temp.sqlstate_of(query) AS sqlstate
                (11, 'SELECT idgen_decode(-1)'),
                (12, 'SELECT idgen_next(0)'),
                (13, 'SELECT min_id_at(''2026-01-01 00:00:00+00'')'),
-               (14, 'SELECT id_to_timestamp(0)')) AS q(n, query)
+               (14, 'SELECT id_to_timestamp(0)'),
+               (15, 'SET idgen.shard_bits = 4'),
+               (16, 'SET idgen.shard_id = 1'),
+               (17, 'SET idgen.nonexistent = 1')) AS q(n, query)
  ORDER BY n;
 -- the same, as psql shows them with VERBOSITY sqlstate
 \set VERBOSITY sqlstate

@@ -7,6 +7,10 @@
 -- becomes a string, what stays as row_to_json writes it, and errors.
 --
 
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 CREATE DOMAIN json_test_id AS bigint;
 CREATE TABLE json_orders (
     id       bigint PRIMARY KEY DEFAULT idgen_next(),

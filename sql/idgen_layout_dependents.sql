@@ -1,6 +1,10 @@
 -- idgen_layout_dependents(): what a change of layout would make wrong in
 -- this database, and what to do about each.
 
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 SELECT * FROM idgen_layout_dependents();	-- nothing yet
 
 CREATE TABLE events (
@@ -27,8 +31,33 @@ CREATE TABLE orders_2026_02 PARTITION OF orders
     FOR VALUES FROM (min_id_at('2026-02-01+00')) TO (min_id_at('2026-03-01+00'));
 CREATE TABLE by_day (id bigint NOT NULL) PARTITION BY RANGE (id_to_timestamp(id));
 
+-- idgen_span() decodes by the server's layout too: listed
+CREATE MATERIALIZED VIEW events_per_day AS
+    SELECT id / idgen_span('1 day') AS day, count(*) FROM events GROUP BY 1;
+CREATE TABLE spans (
+    id bigint,
+    CONSTRAINT within_a_year CHECK (id < idgen_span('365 days'))
+);
+
+-- the overloads with a layout argument do not depend on the server's
+-- layout (the same name, another function): not listed
+CREATE MATERIALIZED VIEW twitter_days AS
+    SELECT (idgen_decode(id, 'twitter')).created_at::date AS day,
+           id_to_timestamp(id, 'discord') AS discord_time
+      FROM events;
+CREATE TABLE imported (
+    id bigint,
+    at timestamptz,
+    CONSTRAINT after_pgedge_epoch CHECK (id >= min_id_at('2023-01-01+00', 'pgedge'))
+);
+CREATE INDEX imported_by_time ON imported (id_to_timestamp(id, 'twitter'));
+
 SELECT * FROM idgen_layout_dependents();
 
+DROP TABLE imported;
+DROP MATERIALIZED VIEW twitter_days;
+DROP TABLE spans;
+DROP MATERIALIZED VIEW events_per_day;
 DROP TABLE by_day;
 DROP TABLE orders;
 DROP VIEW events_recent;

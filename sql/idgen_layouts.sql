@@ -6,6 +6,11 @@
 -- description.  Each block says where its vectors came from; the owners'
 -- code is not part of this repository, only what it minted.
 --
+
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 SET TimeZone = 'UTC';
 
 -- Discord: the example in Discord's developer documentation ("Snowflakes":

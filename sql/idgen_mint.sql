@@ -51,6 +51,26 @@ SELECT id_to_timestamp(:id) >= date_trunc('milliseconds', :'t0'::timestamptz)
        abs(extract(epoch FROM id_to_timestamp(idgen_next()) - clock_timestamp())) < 5
        AS within_seconds;
 
+-- a million IDs from one statement: about a second of the layout's IDs
+-- (1024 a millisecond) in a fraction of one, so minting runs ahead of the
+-- clock, up to idgen.max_lead, and stays unique and increasing
+CREATE TEMP TABLE million AS
+SELECT n, idgen_next() AS id
+  FROM generate_series(1, 1000000) AS n;
+SELECT count(*) AS ids,
+       count(*) = count(DISTINCT id) AS unique_ids,
+       max(id_to_timestamp(id)) < clock_timestamp() + interval '3 seconds'
+       AS not_far_ahead
+  FROM million;
+SELECT bool_and(id > prev_id) AS strictly_increasing
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev_id FROM million) AS s
+ WHERE prev_id IS NOT NULL;
+SELECT max(c) <= 1024 AS per_ms_within_field
+  FROM (SELECT count(*) AS c FROM million GROUP BY id >> 22) AS s;
+SELECT min(idgen_next()) > (SELECT max(id) FROM million) AS later_is_larger
+  FROM generate_series(1, 1000);
+DROP TABLE million;
+
 -- explicit shard: the node owns idgen.shard_id
 SELECT id_to_shard(idgen_next(0)) = 0 AS own_shard;
 SELECT idgen_next(0) < idgen_next() AS shared_sequence;
@@ -176,6 +196,37 @@ SELECT b.minted - :mine_before AS minted_by_leader
  WHERE b.pid = pg_backend_pid();
 SELECT count(*) AS rows, count(DISTINCT id) = count(*) AS unique_ids
   FROM (SELECT idgen_next() AS id FROM par_src) AS s;
+-- every other function labelled PARALLEL SAFE, in a worker: each query's
+-- plan is a Gather over it all, and each runs
+SET idgen.public_key = '000102030405060708090a0b0c0d0e0f';
+CREATE FUNCTION pg_temp.top_plan_node(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    EXECUTE 'EXPLAIN (COSTS OFF) ' || query INTO line;
+    RETURN line;
+END
+$$;
+CREATE TEMP TABLE parallel_safe (n int, query text);
+INSERT INTO parallel_safe VALUES
+    (1, $$SELECT idgen_from_text(idgen_to_text(4194309127, 'evt'), 'evt') = 4194309127 AS text_form,
+       idgen_from_public(idgen_to_public(4194309127)) = 4194309127 AS public_form,
+       idgen_span('1 day') = 86400000::bigint << 22 AS span,
+       (idgen_decode(4194309127, 'idgen')).shard = 5
+       AND id_to_timestamp(4194309127, 'idgen') = id_to_timestamp(4194309127)
+       AND min_id_at('2026-01-01+00', 'idgen') = 0 AS by_layout,
+       idgen_row_to_json(ROW(9007199254740993::bigint))::text = '{"f1":"9007199254740993"}'
+       AND idgen_row_to_jsonb(ROW(1::bigint)) = '{"f1": "1"}' AS json$$),
+    (2, 'SELECT count(*) AS block FROM idgen_next_n(10)'),
+    (3, 'SELECT count(*) AS stats FROM idgen_stats()'),
+    (4, 'SELECT count(*) >= 1 AS stats_backends FROM idgen_stats_backends()'),
+    (5, 'SELECT count(*) AS leases FROM idgen_leases()'),
+    (6, 'SELECT count(*) AS layout_dependents FROM idgen_layout_dependents()');
+SELECT n, pg_temp.top_plan_node(query) AS top_node FROM parallel_safe ORDER BY n;
+SELECT query FROM parallel_safe ORDER BY n \gexec
+DROP TABLE parallel_safe;
+RESET idgen.public_key;
 -- an error in a worker reaches the client whole
 \set SHOW_CONTEXT always
 SELECT idgen_next(5);

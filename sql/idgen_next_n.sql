@@ -2,6 +2,11 @@
 -- idgen_next_n: a block of IDs in one call.  Properties only: counts,
 -- order, disjointness, bounds and errors, never the values themselves.
 --
+
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 SELECT idgen_next() AS before \gset
 
 CREATE TEMP TABLE block AS

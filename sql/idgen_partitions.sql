@@ -5,6 +5,10 @@
 -- day, with queries on a day pruned to one partition.
 --
 
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 SET TimeZone = 'UTC';
 
 -- the default layout (epoch 2026-01-01 00:00 UTC, 22 low bits)

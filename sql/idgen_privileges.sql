@@ -4,6 +4,10 @@
 -- pg_read_all_stats, and are NULL for everyone else (as in
 -- pg_stat_activity).
 
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 CREATE ROLE regress_idgen_plain LOGIN;		-- only what PUBLIC has
 CREATE ROLE regress_idgen_monitor LOGIN IN ROLE pg_read_all_stats;
 

@@ -7,6 +7,10 @@
 -- t/018_public_key.pl; here 1.1's idgen.public_key, set in the session.
 --
 
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 -- without a key: a clear error, naming the key file
 SELECT idgen_to_public(1);
 -- the key file is named in postgresql.conf, never in a session

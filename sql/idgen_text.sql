@@ -4,6 +4,10 @@
 -- pseudo-random IDs (hashint8extended: the same values on every run).
 --
 
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+
 -- fixed IDs: 0, the worked example (ms 1000, shard 5, sequence 7), the
 -- largest ID, and powers of 32 around the digit boundaries
 SELECT id, idgen_to_text(id) AS text, length(idgen_to_text(id)) AS len,

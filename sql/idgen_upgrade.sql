@@ -1,24 +1,54 @@
 -- Versions: a fresh install is the default version, and updating 1.0 or
 -- 1.1 to it gives exactly the same objects, definitions and privileges.
--- (There is no full script for 1.2: a fresh install runs 1.1's, then
--- idgen--1.1--1.2.sql, as contrib's extensions do.)
+-- There is one base script, idgen--1.0.sql: a fresh install runs it and
+-- then each upgrade script in turn, as contrib's extensions do, and
+-- CREATE EXTENSION ... VERSION '1.1' stops along the same chain.  Should a
+-- later release add a base script of its own, this test is what keeps it
+-- equal to the chain.
 
--- every object of the extension, with what defines it
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS idgen;
+RESET client_min_messages;
+CREATE EXTENSION idgen;
+
+-- every object of the extension, with what defines it: a function's
+-- arguments, result, volatility, strictness, parallel safety, SET clauses
+-- and body (pg_get_functiondef), a relation's definition and columns, a
+-- type's and an operator's make-up; with the grants and the comment
 CREATE FUNCTION pg_temp.idgen_objects()
 RETURNS TABLE (object text, definition text)
 LANGUAGE sql AS $$
 SELECT pg_describe_object(d.classid, d.objid, d.objsubid),
        coalesce(
            (SELECT pg_get_functiondef(p.oid) || ' acl ' || coalesce(p.proacl::text, '-')
-                   || ' comment ' || coalesce(obj_description(p.oid, 'pg_proc'), '-')
               FROM pg_proc AS p
              WHERE d.classid = 'pg_proc'::regclass AND p.oid = d.objid),
-           (SELECT pg_get_viewdef(c.oid) || ' acl ' || coalesce(c.relacl::text, '-')
-                   || ' comment ' || coalesce(obj_description(c.oid, 'pg_class'), '-')
+           (SELECT c.relkind::text || ' ' || coalesce(pg_get_viewdef(c.oid), '')
+                   || ' columns ' || (SELECT string_agg(format('%I %s', a.attname,
+                                                  format_type(a.atttypid, a.atttypmod)),
+                                           ', ' ORDER BY a.attnum)
+                                        FROM pg_attribute AS a
+                                       WHERE a.attrelid = c.oid AND a.attnum > 0
+                                         AND NOT a.attisdropped)
+                   || ' acl ' || coalesce(c.relacl::text, '-')
               FROM pg_class AS c
              WHERE d.classid = 'pg_class'::regclass AND c.oid = d.objid),
+           (SELECT format('%s %s in %s out %s rel %s elem %s acl %s',
+                          format_type(t.oid, NULL), t.typtype, t.typinput, t.typoutput,
+                          t.typrelid::regclass, format_type(t.typelem, NULL),
+                          coalesce(t.typacl::text, '-'))
+              FROM pg_type AS t
+             WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid),
+           (SELECT format('%s(%s, %s) %s %s com %s neg %s',
+                          o.oprname, format_type(o.oprleft, NULL), format_type(o.oprright, NULL),
+                          format_type(o.oprresult, NULL), o.oprcode::regprocedure,
+                          o.oprcom::regoperator, o.oprnegate::regoperator)
+              FROM pg_operator AS o
+             WHERE d.classid = 'pg_operator'::regclass AND o.oid = d.objid),
            '')
+       || ' comment ' || coalesce(obj_description(d.objid, catalog.relname), '-')
   FROM pg_depend AS d
+  JOIN pg_class AS catalog ON catalog.oid = d.classid
  WHERE d.refclassid = 'pg_extension'::regclass
    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen')
    AND d.deptype = 'e'
@@ -54,11 +84,13 @@ SELECT 'only after the update', object FROM
   (SELECT * FROM updated EXCEPT SELECT * FROM fresh) AS u
 ORDER BY 1, 2;
 
--- 1.1, then the update
+-- 1.1, which has no script of its own: the chain stops there
 DROP TABLE updated;
 DROP EXTENSION idgen;
 CREATE EXTENSION idgen VERSION '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
+SELECT idgen_to_text(4194309127, 'evt') AS a_1_1_function,
+       to_regprocedure('idgen_row_to_json(record)') IS NULL AS no_1_2_function;
 ALTER EXTENSION idgen UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
 CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();

@@ -5,7 +5,9 @@
 -- 100000 rows into one table, all at the same time; two take each id from
 -- DEFAULT idgen_next(), two from blocks of 1000 reserved by idgen_next_n.
 -- Their rows commit on their own, so the table is a real one, created
--- before the test transaction and dropped after it.
+-- before the test transaction and dropped after it.  This is pgTAP's
+-- because the sessions run at the same time: pg_regress has one session,
+-- and isolationtester runs one step at a time.
 --
 -- Run by pg_prove in a database where "CREATE EXTENSION pgtap" and
 -- "CREATE EXTENSION idgen" were run, on a server with idgen preloaded;
