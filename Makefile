@@ -23,6 +23,7 @@ OBJS = \
 	src/text_form.o \
 	src/json_form.o \
 	src/wait_event.o \
+	src/system_clock.o \
 	src/worker.o
 
 # The lease worker talks to its registry with libpq, as dblink does.

@@ -298,3 +298,15 @@ COMMENT ON VIEW idgen_stats IS
 'what the generator has done since the server started';
 
 GRANT SELECT ON idgen_stats TO PUBLIC;
+
+-- The kernel's view of the system clock, which every ID's time comes from.
+CREATE FUNCTION idgen_clock(
+	OUT synchronized boolean,
+	OUT estimated_error_ms double precision,
+	OUT maximum_error_ms double precision)
+RETURNS record
+AS 'MODULE_PATHNAME', 'idgen_clock'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_clock() IS
+'whether the kernel counts the system clock synchronised, and its estimated and maximum error';
