@@ -486,19 +486,27 @@ layout_exhausted(void)
 					 "idgen.epoch", "idgen.allow_layout_change")));
 }
 
-int64
-idgen_mint(int32 shard)
+/*
+ * Reserve n consecutive state words, first .. first + n - 1, with one
+ * compare-and-swap, and return the ID of the last; *first is set to the
+ * first.  The IDs are increasing and disjoint from every ID minted before or
+ * concurrently, under the bounds of doc/design.md, "Minting": max_lead, the
+ * fence, the shard's lease, max_wait.  One loop for a single mint and for a
+ * block; inlined into each, so a single mint has n = 1 folded in.
+ */
+static pg_attribute_always_inline int64
+mint_states(int32 shard, int64 n, uint64 *first)
 {
 	IdgenShared *sh = idgen_shared;
 	int			seq_bits = idgen_layout.sequence_bits;
 	uint64		seq_mask = (UINT64CONST(1) << seq_bits) - 1;
 	int64		waited_us = 0;
-	uint64		new;
-	int64		new_ms;
+	uint64		last;
+	int64		last_ms;
 	int64		now;
 	int64		id;
-	uint64		lease_end = PG_UINT64_MAX;
 
+	Assert(n >= 1);
 	if (unlikely(my_slot == NULL))
 		prepare_to_mint();
 
@@ -516,104 +524,23 @@ idgen_mint(int32 shard)
 
 		for (;;)
 		{
-			new = Max(old + 1, floor);
-			new_ms = state_ms(new, seq_bits);
-			if (unlikely((uint64) new_ms >= fence ||
-						 new_ms - now > idgen_max_lead))
+			*first = Max(old + 1, floor);
+			last = *first + (uint64) (n - 1);
+			last_ms = state_ms(last, seq_bits);
+			if (unlikely((uint64) last_ms >= fence ||
+						 last_ms - now > idgen_max_lead))
 				break;
 			/* read after old, every time old changes (lease.c) */
-			if (unlikely(idgen_leases_on))
-			{
-				lease_end = idgen_lease_end(shard);
-				if ((uint64) new_ms >= lease_end)
-					break;
-			}
-			if (pg_atomic_compare_exchange_u64(&sh->state, &old, new))
-				goto minted;
-		}
-
-		if (new_ms >= idgen_max_ms())
-			layout_exhausted();
-		/* the clock first, as for a block (idgen_mint_block) */
-		if (new_ms - now > idgen_max_lead)
-			wait_for_wall_clock(state_ms(old, seq_bits), new_ms, 1, now,
-								&waited_us);
-		else if ((uint64) new_ms >= fence)
-			wait_for_fence(new_ms, &waited_us);
-		else
-			wait_for_lease(shard, new_ms, &waited_us);
-	}
-
-minted:
-	id = idgen_encode(new_ms, shard, (int64) (new & seq_mask));
-
-	slot_add(my_slot, IDGEN_MINTED, 1);
-	pg_atomic_write_u64(&my_slot->last_id, (uint64) id);
-	if (unlikely(new_ms > now))
-	{
-		slot_add(my_slot, IDGEN_CLOCK_BEHIND, 1);
-		if ((new & seq_mask) == 0)
-			slot_add(my_slot, IDGEN_BORROWED_MS, 1);
-	}
-	idgen_fence_note_minted(new_ms);
-
-	return id;
-}
-
-/*
- * Reserve a block of n consecutive state words with one compare-and-swap:
- * the IDs of idgen_block_id(first, 0 .. n-1) are increasing and disjoint
- * from every ID minted before or concurrently, under the same bounds as a
- * single mint (max_lead, the fence, max_wait).  The caller checked n
- * against idgen_block_limit().
- */
-uint64
-idgen_mint_block(int32 shard, int64 n)
-{
-	IdgenShared *sh = idgen_shared;
-	int			seq_bits = idgen_layout.sequence_bits;
-	int64		waited_us = 0;
-	uint64		first;
-	int64		last_ms;
-	int64		now;
-	uint64		lease_end = PG_UINT64_MAX;
-
-	Assert(n >= 1);
-	if (unlikely(my_slot == NULL))
-		prepare_to_mint();
-
-	for (;;)
-	{
-		uint64		old = pg_atomic_read_u64(&sh->state);
-		uint64		fence = (uint64) idgen_fence_ms();
-		uint64		floor;
-
-		now = idgen_wall_ms();
-		if (now < my_last_wall_ms)
-			slot_add(my_slot, IDGEN_CLOCK_STEPS_BACK, 1);
-		my_last_wall_ms = now;
-		floor = now > 0 ? state_word(now, 0, seq_bits) : 0;
-
-		for (;;)
-		{
-			first = Max(old + 1, floor);
-			last_ms = state_ms(first + (uint64) (n - 1), seq_bits);
-			if ((uint64) last_ms >= fence || last_ms - now > idgen_max_lead)
+			if (unlikely(idgen_leases_on) &&
+				(uint64) last_ms >= idgen_lease_end(shard))
 				break;
-			/* read after old, every time old changes (lease.c) */
-			if (idgen_leases_on)
-			{
-				lease_end = idgen_lease_end(shard);
-				if ((uint64) last_ms >= lease_end)
-					break;
-			}
-			if (pg_atomic_compare_exchange_u64(&sh->state, &old,
-											   first + (uint64) (n - 1)))
+			if (pg_atomic_compare_exchange_u64(&sh->state, &old, last))
 				goto reserved;
 		}
 
 		if (last_ms >= idgen_max_ms())
 			layout_exhausted();
+
 		/*
 		 * The clock first: a block too far ahead of it fails on that, its
 		 * real cause, rather than on a fence that need not move until then.
@@ -628,12 +555,38 @@ idgen_mint_block(int32 shard, int64 n)
 	}
 
 reserved:
+	id = idgen_encode(last_ms, shard, (int64) (last & seq_mask));
 	slot_add(my_slot, IDGEN_MINTED, (uint64) n);
-	pg_atomic_write_u64(&my_slot->last_id,
-						(uint64) idgen_block_id(first, n - 1, shard));
-	if (last_ms > now)
+	pg_atomic_write_u64(&my_slot->last_id, (uint64) id);
+	if (unlikely(last_ms > now))
+	{
 		slot_add(my_slot, IDGEN_CLOCK_BEHIND, 1);
+		/* single mints only: a block never counted its borrowing */
+		if (n == 1 && (last & seq_mask) == 0)
+			slot_add(my_slot, IDGEN_BORROWED_MS, 1);
+	}
 	idgen_fence_note_minted(last_ms);
+	return id;
+}
+
+int64
+idgen_mint(int32 shard)
+{
+	uint64		first;
+
+	return mint_states(shard, 1, &first);
+}
+
+/*
+ * Reserve a block of n IDs, idgen_block_id(first, 0 .. n-1), and return
+ * first.  The caller checked n against idgen_block_limit().
+ */
+uint64
+idgen_mint_block(int32 shard, int64 n)
+{
+	uint64		first;
+
+	(void) mint_states(shard, n, &first);
 	return first;
 }
 
