@@ -15,6 +15,7 @@ OBJS = \
 	src/layout_spec.o \
 	src/shard.o \
 	src/generator.o \
+	src/fence_gate.o \
 	src/fence.o \
 	src/lease.o \
 	src/stats.o \

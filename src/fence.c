@@ -8,7 +8,7 @@
  * again IDs minted before.  The fence closes that gap.  It is kept in three
  * places:
  *
- *	- shared memory, where every mint compares with it;
+ *	- shared memory, where every mint compares with it (fence_gate.c);
  *	- the state file $PGDATA/idgen.state (written to a temporary file and
  *	  durable_rename'd), which a restart or crash recovery starts from;
  *	- WAL, as records of idgen's resource manager, which crash recovery and
@@ -73,6 +73,7 @@
 #include "utils/timestamp.h"
 
 #include "fence.h"
+#include "fence_gate.h"
 #include "generator.h"
 #include "layout.h"
 #include "settings.h"
@@ -510,7 +511,7 @@ idgen_redo(XLogReaderState *record)
 		make_record(&rec, fence_ms);
 		write_state_file(&rec);
 		idgen_raise_generator(fence_ms);
-		idgen_publish_fence(fence_ms, fence_ms);
+		idgen_fence_publish_replayed(fence_ms);
 	}
 	idgen_fence_unlock();
 }
@@ -552,14 +553,14 @@ fence_advance(void)
 {
 	int64		now = idgen_wall_ms();
 	int64		target = Min(Max(Max(now, idgen_generator_ms()),
-								 idgen_fence_request_ms()) + idgen_fence_horizon,
+								 idgen_fence_needed_ms()) + idgen_fence_horizon,
 							 idgen_max_ms());
 	IdgenFenceRecord rec;
 	XLogRecPtr	lsn;
 
 	if (target <= idgen_fence_ms())
 	{
-		idgen_fence_request_done();
+		idgen_fence_forget_ask();
 		return;
 	}
 
@@ -581,8 +582,7 @@ fence_advance(void)
 		proc_exit(1);
 	}
 
-	idgen_publish_fence(target, target - idgen_fence_horizon / 2);
-	idgen_count_fence_advance();
+	idgen_fence_publish_move(target, target - idgen_fence_horizon / 2);
 	idgen_fence_unlock();
 }
 
@@ -607,7 +607,7 @@ fence_rewrite_after_checkpoint(void)
 static void
 fence_worker_detach(int code, Datum arg)
 {
-	idgen_set_fence_worker_latch(NULL);
+	idgen_fence_set_worker_latch(NULL);
 }
 
 void
@@ -633,7 +633,7 @@ idgen_fence_worker_main(Datum main_arg)
 	 */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 
-	idgen_set_fence_worker_latch(MyLatch);
+	idgen_fence_set_worker_latch(MyLatch);
 	on_shmem_exit(fence_worker_detach, 0);
 
 	/* Record the layout and open the first horizon before anyone asks. */
@@ -667,7 +667,7 @@ idgen_fence_worker_main(Datum main_arg)
 		state_ms = idgen_generator_ms();
 		now = idgen_wall_ms();
 		wake_at = idgen_fence_wake_at_ms();
-		if (idgen_fence_requested() ||
+		if (idgen_fence_move_asked() ||
 			state_ms >= wake_at ||
 			(now >= wake_at && now - state_ms < IDGEN_FENCE_KEEP_OPEN_MS))
 			fence_advance();

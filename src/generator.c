@@ -19,8 +19,9 @@
  * Two bounds make callers wait instead of minting:
  *	- the generator's millisecond may run at most idgen.max_lead ahead of the
  *	  wall clock (after borrowing, or a clock step back);
- *	- it never reaches the durable fence (fence.c), so that nothing minted
- *	  before a crash, restart or promotion can be minted again.
+ *	- it never reaches the durable fence (published in fence_gate.c, made
+ *	  durable by fence.c), so that nothing minted before a crash, restart
+ *	  or promotion can be minted again.
  * A caller that would wait longer than idgen.max_wait in all gets an error.
  * No lock, no table, no WAL on the minting path.
  *
@@ -38,13 +39,11 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
-#include "storage/condition_variable.h"
 #include "storage/ipc.h"
-#include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
 
+#include "fence_gate.h"
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
@@ -81,18 +80,12 @@ IdgenBackendSlot;
  *   decoded by state_ms() alone.  Minters change it by compare-and-swap
  *   only, a full barrier, so it needs no other; replay raises it the same
  *   way.
- * - fence, fence_wake_at: written by the fence worker (or replay) under
- *   fence_lock, only after the fence is durable; fence only grows while the
- *   server runs, so a minter reading a stale value can only wait, never mint
- *   past a durable fence.  fence_wake_at is written before fence, with a
- *   write barrier between, so a minter that sees a new fence sees where to
- *   wake the worker next.
- * - fence_wanted: set by minters, cleared by the worker; a lost update only
- *   delays a wake-up by the worker's own timeout.
- * - fence_request: raised (compare-and-swap to the maximum) by callers that
- *   wait for the fence, so that the worker moves it past what they need,
- *   even past a block of IDs longer than the horizon.
- * - worker_latch: under mutex.
+ * - raised_to: raised (compare-and-swap to the maximum) by
+ *   idgen_raise_past, read only for the error of a mint that waits too
+ *   long for the wall clock.
+ *
+ * The fence, which every mint also reads, is the fence gate's
+ * (fence_gate.c).
  */
 typedef struct IdgenShared
 {
@@ -100,19 +93,6 @@ typedef struct IdgenShared
 	pg_atomic_uint64 state;
 	char		pad1[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
 
-	/* read on every mint, written a few times a second */
-	pg_atomic_uint64 fence;		/* a millisecond never reached */
-	pg_atomic_uint64 fence_wake_at; /* minting here wakes the worker */
-	pg_atomic_uint32 fence_wanted;	/* a caller asked for a new fence */
-	char		pad2[PG_CACHE_LINE_SIZE - 2 * sizeof(pg_atomic_uint64) -
-					 sizeof(pg_atomic_uint32)];
-
-	pg_atomic_uint64 fence_request; /* the highest ms a waiting caller needs */
-	LWLock	   *fence_lock;		/* serialises fence writers */
-	ConditionVariable fence_cv; /* broadcast when the fence moves */
-	slock_t		mutex;			/* protects worker_latch */
-	Latch	   *worker_latch;	/* the fence worker's, or NULL */
-	pg_atomic_uint64 fence_advances;
 	pg_atomic_uint64 raised_to;	/* highest ms idgen_raise_past moved it to */
 
 	int			nslots;
@@ -190,15 +170,6 @@ idgen_shmem_init(int64 fence_ms)
 	fence_ms = Max(fence_ms, 0);
 	pg_atomic_init_u64(&sh->state,
 					   state_word(fence_ms, 0, idgen_layout.sequence_bits));
-	pg_atomic_init_u64(&sh->fence, (uint64) fence_ms);
-	pg_atomic_init_u64(&sh->fence_wake_at, (uint64) fence_ms);
-	pg_atomic_init_u32(&sh->fence_wanted, 0);
-	pg_atomic_init_u64(&sh->fence_request, 0);
-	sh->fence_lock = &(GetNamedLWLockTranche("idgen"))->lock;
-	ConditionVariableInit(&sh->fence_cv);
-	SpinLockInit(&sh->mutex);
-	sh->worker_latch = NULL;
-	pg_atomic_init_u64(&sh->fence_advances, 0);
 	pg_atomic_init_u64(&sh->raised_to, 0);
 	sh->nslots = idgen_num_slots();
 	for (int i = 0; i < sh->nslots; i++)
@@ -265,7 +236,7 @@ prepare_to_mint(void)
 	my_slot = slot;
 }
 
-/* ---- for the fence (fence.c) ---- */
+/* ---- for the fence (fence.c) and the leases (lease.c) ---- */
 
 bool
 idgen_generator_attached(void)
@@ -312,75 +283,6 @@ idgen_step_generator(void)
 	return state_ms(old + 1, idgen_layout.sequence_bits);
 }
 
-int64
-idgen_fence_ms(void)
-{
-	return (int64) pg_atomic_read_u64(&idgen_shared->fence);
-}
-
-int64
-idgen_fence_wake_at_ms(void)
-{
-	return (int64) pg_atomic_read_u64(&idgen_shared->fence_wake_at);
-}
-
-/* The highest millisecond a caller waiting for the fence needs. */
-int64
-idgen_fence_request_ms(void)
-{
-	return (int64) pg_atomic_read_u64(&idgen_shared->fence_request);
-}
-
-bool
-idgen_fence_requested(void)
-{
-	return pg_atomic_read_u32(&idgen_shared->fence_wanted) != 0;
-}
-
-void
-idgen_fence_request_done(void)
-{
-	pg_atomic_write_u32(&idgen_shared->fence_wanted, 0);
-}
-
-void
-idgen_fence_lock(void)
-{
-	LWLockAcquire(idgen_shared->fence_lock, LW_EXCLUSIVE);
-}
-
-void
-idgen_fence_unlock(void)
-{
-	LWLockRelease(idgen_shared->fence_lock);
-}
-
-/* Publish a new fence, durable by now, and wake whoever waits for it. */
-void
-idgen_publish_fence(int64 fence_ms, int64 wake_at_ms)
-{
-	pg_atomic_write_u64(&idgen_shared->fence_wake_at, (uint64) Max(wake_at_ms, 0));
-	pg_write_barrier();
-	pg_atomic_write_u64(&idgen_shared->fence, (uint64) Max(fence_ms, 0));
-	pg_atomic_write_u32(&idgen_shared->fence_wanted, 0);
-	ConditionVariableBroadcast(&idgen_shared->fence_cv);
-}
-
-void
-idgen_count_fence_advance(void)
-{
-	pg_atomic_fetch_add_u64(&idgen_shared->fence_advances, 1);
-}
-
-/* The fence worker's latch, or NULL when it exits. */
-void
-idgen_set_fence_worker_latch(Latch *latch)
-{
-	SpinLockAcquire(&idgen_shared->mutex);
-	idgen_shared->worker_latch = latch;
-	SpinLockRelease(&idgen_shared->mutex);
-}
-
 /* ---- for the statistics (stats.c) ---- */
 
 /*
@@ -409,7 +311,7 @@ idgen_read_node_figures(IdgenNodeFigures *figures)
 	}
 	figures->generator_ms = idgen_generator_ms();
 	figures->fence_ms = idgen_fence_ms();
-	figures->fence_advances = pg_atomic_read_u64(&sh->fence_advances);
+	figures->fence_advances = idgen_fence_moves();
 }
 
 int
@@ -437,19 +339,6 @@ idgen_read_process_figures(int slotno, IdgenProcessFigures *figures)
 }
 
 /* ---- minting ---- */
-
-static void
-wake_worker(void)
-{
-	Latch	   *latch;
-
-	pg_atomic_write_u32(&idgen_shared->fence_wanted, 1);
-	SpinLockAcquire(&idgen_shared->mutex);
-	latch = idgen_shared->worker_latch;
-	SpinLockRelease(&idgen_shared->mutex);
-	if (latch)
-		SetLatch(latch);
-}
 
 static int64
 elapsed_us(instr_time start)
@@ -547,42 +436,20 @@ pg_noinline static void
 wait_for_fence(int64 ms, int64 *waited_us)
 {
 	instr_time	start;
-	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_FENCE);
-	uint64		request = pg_atomic_read_u64(&idgen_shared->fence_request);
+	bool		passed;
 
-	while (request < (uint64) ms &&
-		   !pg_atomic_compare_exchange_u64(&idgen_shared->fence_request,
-										   &request, (uint64) ms))
-		;
 	INSTR_TIME_SET_CURRENT(start);
-	ConditionVariablePrepareToSleep(&idgen_shared->fence_cv);
-	while (pg_atomic_read_u64(&idgen_shared->fence) <= (uint64) ms)
-	{
-		if (*waited_us + elapsed_us(start) > (int64) idgen_max_wait * 1000)
-		{
-			ConditionVariableCancelSleep();
-			/* a wait that ends in the error is a wait all the same */
-			slot_add(my_slot, IDGEN_WAITS, 1);
-			slot_add(my_slot, IDGEN_FENCE_WAITS, 1);
-			slot_add(my_slot, IDGEN_WAIT_US, elapsed_us(start));
-			slot_add(my_slot, IDGEN_MAX_WAIT_ERRORS, 1);
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("could not advance the idgen fence within \"%s\" (%d ms)",
-							"idgen.max_wait", idgen_max_wait),
-					 errdetail("Minting waits until the background worker \"idgen fence\" has made the next milliseconds durable."),
-					 errhint("Check the server log for the \"idgen fence\" worker, that \"max_worker_processes\" leaves room for it, and that synchronous standbys are connected.")));
-		}
-		wake_worker();
-		(void) ConditionVariableTimedSleep(&idgen_shared->fence_cv, 10,
-										   wait_event_info);
-	}
-	ConditionVariableCancelSleep();
-
+	passed = idgen_fence_wait(ms, (int64) idgen_max_wait * 1000 - *waited_us);
+	/* a wait that ends in the error is a wait all the same */
 	slot_add(my_slot, IDGEN_WAITS, 1);
 	slot_add(my_slot, IDGEN_FENCE_WAITS, 1);
 	slot_add(my_slot, IDGEN_WAIT_US, elapsed_us(start));
 	*waited_us += elapsed_us(start);
+	if (!passed)
+	{
+		slot_add(my_slot, IDGEN_MAX_WAIT_ERRORS, 1);
+		idgen_fence_error();
+	}
 }
 
 /* Sleep until this server's lease on shard reaches past ms. */
@@ -619,26 +486,34 @@ layout_exhausted(void)
 					 "idgen.epoch", "idgen.allow_layout_change")));
 }
 
-int64
-idgen_mint(int32 shard)
+/*
+ * Reserve n consecutive state words, first .. first + n - 1, with one
+ * compare-and-swap, and return the ID of the last; *first is set to the
+ * first.  The IDs are increasing and disjoint from every ID minted before or
+ * concurrently, under the bounds of doc/design.md, "Minting": max_lead, the
+ * fence, the shard's lease, max_wait.  One loop for a single mint and for a
+ * block; inlined into each, so a single mint has n = 1 folded in.
+ */
+static pg_attribute_always_inline int64
+mint_states(int32 shard, int64 n, uint64 *first)
 {
 	IdgenShared *sh = idgen_shared;
 	int			seq_bits = idgen_layout.sequence_bits;
 	uint64		seq_mask = (UINT64CONST(1) << seq_bits) - 1;
 	int64		waited_us = 0;
-	uint64		new;
-	int64		new_ms;
+	uint64		last;
+	int64		last_ms;
 	int64		now;
 	int64		id;
-	uint64		lease_end = PG_UINT64_MAX;
 
+	Assert(n >= 1);
 	if (unlikely(my_slot == NULL))
 		prepare_to_mint();
 
 	for (;;)
 	{
 		uint64		old = pg_atomic_read_u64(&sh->state);
-		uint64		fence = pg_atomic_read_u64(&sh->fence);
+		uint64		fence = (uint64) idgen_fence_ms();
 		uint64		floor;
 
 		now = idgen_wall_ms();
@@ -649,106 +524,23 @@ idgen_mint(int32 shard)
 
 		for (;;)
 		{
-			new = Max(old + 1, floor);
-			new_ms = state_ms(new, seq_bits);
-			if (unlikely((uint64) new_ms >= fence ||
-						 new_ms - now > idgen_max_lead))
+			*first = Max(old + 1, floor);
+			last = *first + (uint64) (n - 1);
+			last_ms = state_ms(last, seq_bits);
+			if (unlikely((uint64) last_ms >= fence ||
+						 last_ms - now > idgen_max_lead))
 				break;
 			/* read after old, every time old changes (lease.c) */
-			if (unlikely(idgen_leases_on))
-			{
-				lease_end = idgen_lease_end(shard);
-				if ((uint64) new_ms >= lease_end)
-					break;
-			}
-			if (pg_atomic_compare_exchange_u64(&sh->state, &old, new))
-				goto minted;
-		}
-
-		if (new_ms >= idgen_max_ms())
-			layout_exhausted();
-		/* the clock first, as for a block (idgen_mint_block) */
-		if (new_ms - now > idgen_max_lead)
-			wait_for_wall_clock(state_ms(old, seq_bits), new_ms, 1, now,
-								&waited_us);
-		else if ((uint64) new_ms >= fence)
-			wait_for_fence(new_ms, &waited_us);
-		else
-			wait_for_lease(shard, new_ms, &waited_us);
-	}
-
-minted:
-	id = idgen_encode(new_ms, shard, (int64) (new & seq_mask));
-
-	slot_add(my_slot, IDGEN_MINTED, 1);
-	pg_atomic_write_u64(&my_slot->last_id, (uint64) id);
-	if (unlikely(new_ms > now))
-	{
-		slot_add(my_slot, IDGEN_CLOCK_BEHIND, 1);
-		if ((new & seq_mask) == 0)
-			slot_add(my_slot, IDGEN_BORROWED_MS, 1);
-	}
-	if (unlikely((uint64) new_ms >= pg_atomic_read_u64(&sh->fence_wake_at)) &&
-		pg_atomic_read_u32(&sh->fence_wanted) == 0)
-		wake_worker();
-
-	return id;
-}
-
-/*
- * Reserve a block of n consecutive state words with one compare-and-swap:
- * the IDs of idgen_block_id(first, 0 .. n-1) are increasing and disjoint
- * from every ID minted before or concurrently, under the same bounds as a
- * single mint (max_lead, the fence, max_wait).  The caller checked n
- * against idgen_block_limit().
- */
-uint64
-idgen_mint_block(int32 shard, int64 n)
-{
-	IdgenShared *sh = idgen_shared;
-	int			seq_bits = idgen_layout.sequence_bits;
-	int64		waited_us = 0;
-	uint64		first;
-	int64		last_ms;
-	int64		now;
-	uint64		lease_end = PG_UINT64_MAX;
-
-	Assert(n >= 1);
-	if (unlikely(my_slot == NULL))
-		prepare_to_mint();
-
-	for (;;)
-	{
-		uint64		old = pg_atomic_read_u64(&sh->state);
-		uint64		fence = pg_atomic_read_u64(&sh->fence);
-		uint64		floor;
-
-		now = idgen_wall_ms();
-		if (now < my_last_wall_ms)
-			slot_add(my_slot, IDGEN_CLOCK_STEPS_BACK, 1);
-		my_last_wall_ms = now;
-		floor = now > 0 ? state_word(now, 0, seq_bits) : 0;
-
-		for (;;)
-		{
-			first = Max(old + 1, floor);
-			last_ms = state_ms(first + (uint64) (n - 1), seq_bits);
-			if ((uint64) last_ms >= fence || last_ms - now > idgen_max_lead)
+			if (unlikely(idgen_leases_on) &&
+				(uint64) last_ms >= idgen_lease_end(shard))
 				break;
-			/* read after old, every time old changes (lease.c) */
-			if (idgen_leases_on)
-			{
-				lease_end = idgen_lease_end(shard);
-				if ((uint64) last_ms >= lease_end)
-					break;
-			}
-			if (pg_atomic_compare_exchange_u64(&sh->state, &old,
-											   first + (uint64) (n - 1)))
+			if (pg_atomic_compare_exchange_u64(&sh->state, &old, last))
 				goto reserved;
 		}
 
 		if (last_ms >= idgen_max_ms())
 			layout_exhausted();
+
 		/*
 		 * The clock first: a block too far ahead of it fails on that, its
 		 * real cause, rather than on a fence that need not move until then.
@@ -763,14 +555,38 @@ idgen_mint_block(int32 shard, int64 n)
 	}
 
 reserved:
+	id = idgen_encode(last_ms, shard, (int64) (last & seq_mask));
 	slot_add(my_slot, IDGEN_MINTED, (uint64) n);
-	pg_atomic_write_u64(&my_slot->last_id,
-						(uint64) idgen_block_id(first, n - 1, shard));
-	if (last_ms > now)
+	pg_atomic_write_u64(&my_slot->last_id, (uint64) id);
+	if (unlikely(last_ms > now))
+	{
 		slot_add(my_slot, IDGEN_CLOCK_BEHIND, 1);
-	if ((uint64) last_ms >= pg_atomic_read_u64(&sh->fence_wake_at) &&
-		pg_atomic_read_u32(&sh->fence_wanted) == 0)
-		wake_worker();
+		/* single mints only: a block never counted its borrowing */
+		if (n == 1 && (last & seq_mask) == 0)
+			slot_add(my_slot, IDGEN_BORROWED_MS, 1);
+	}
+	idgen_fence_note_minted(last_ms);
+	return id;
+}
+
+int64
+idgen_mint(int32 shard)
+{
+	uint64		first;
+
+	return mint_states(shard, 1, &first);
+}
+
+/*
+ * Reserve a block of n IDs, idgen_block_id(first, 0 .. n-1), and return
+ * first.  The caller checked n against idgen_block_limit().
+ */
+uint64
+idgen_mint_block(int32 shard, int64 n)
+{
+	uint64		first;
+
+	(void) mint_states(shard, n, &first);
 	return first;
 }
 
@@ -817,7 +633,7 @@ idgen_raise_past(int64 id)
 		prepare_to_mint();
 	if (target_ms >= idgen_max_ms())
 		layout_exhausted();
-	if ((uint64) target_ms >= pg_atomic_read_u64(&idgen_shared->fence))
+	if (target_ms >= idgen_fence_ms())
 		wait_for_fence(target_ms, &waited_us);
 	idgen_raise_generator(target_ms);
 	/* for the error of a mint that then waits too long for the clock */

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * generator.h
- *		The generator: minting, and the functions through which the fence
- *		and the statistics reach its shared state.
+ *		The generator: minting, and the functions through which the fence,
+ *		the leases and the statistics reach its shared state.
  *
  * The shared state itself is private to generator.c, which states how it
  * is read and written without a lock (see doc/design.md, "Minting").
@@ -16,8 +16,6 @@
  */
 #ifndef IDGEN_GENERATOR_H
 #define IDGEN_GENERATOR_H
-
-#include "storage/latch.h"
 
 #include "idgen_compat.h"
 
@@ -68,21 +66,11 @@ extern int64 idgen_block_id(uint64 first, int64 i, int32 shard);
 extern int64 idgen_block_limit(void);
 extern int64 idgen_raise_past(int64 id);
 
-/* For the fence (fence.c). */
+/* For the fence (fence.c) and the leases (lease.c). */
 extern bool idgen_generator_attached(void);
 extern int64 idgen_generator_ms(void);
 extern void idgen_raise_generator(int64 ms);
 extern int64 idgen_step_generator(void);	/* for lease.c */
-extern int64 idgen_fence_ms(void);
-extern int64 idgen_fence_wake_at_ms(void);
-extern int64 idgen_fence_request_ms(void);
-extern bool idgen_fence_requested(void);
-extern void idgen_fence_request_done(void);
-extern void idgen_fence_lock(void);
-extern void idgen_fence_unlock(void);
-extern void idgen_publish_fence(int64 fence_ms, int64 wake_at_ms);
-extern void idgen_count_fence_advance(void);
-extern void idgen_set_fence_worker_latch(Latch *latch);
 
 /* For the statistics (stats.c). */
 extern void idgen_read_node_figures(IdgenNodeFigures *figures);

@@ -44,6 +44,7 @@
 #include "utils/tuplestore.h"
 
 #include "fence.h"
+#include "fence_gate.h"
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
@@ -113,22 +114,32 @@ idgen_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(idgen_shmem_size());
+	RequestAddinShmemSpace(idgen_fence_gate_shmem_size());
 	RequestAddinShmemSpace(idgen_lease_shmem_size());
-	RequestNamedLWLockTranche("idgen", 1);
+	RequestNamedLWLockTranche(IDGEN_FENCE_LOCK_TRANCHE, 1);
 }
 
 static void
 idgen_shmem_startup(void)
 {
+	bool		generator_found;
+	bool		gate_found PG_USED_FOR_ASSERTS_ONLY;
+
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	if (!idgen_shmem_attach())
+	generator_found = idgen_shmem_attach();
+	gate_found = idgen_fence_gate_shmem_attach();
+	/* one segment holds both: they are new together */
+	Assert(generator_found == gate_found);
+	if (!generator_found)
 	{
 		int64		fence_ms = idgen_fence_recover();	/* reads the file once */
 
-		idgen_shmem_init(Min(fence_ms, idgen_max_ms()));
+		fence_ms = Min(fence_ms, idgen_max_ms());
+		idgen_shmem_init(fence_ms);
+		idgen_fence_gate_shmem_init(fence_ms);
 	}
 	idgen_lease_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
