@@ -16,7 +16,9 @@ OBJS = \
 	src/shard.o \
 	src/generator.o \
 	src/fence.o \
-	src/lease.o \
+	src/lease_gate.o \
+	src/lease_worker.o \
+	src/registry.o \
 	src/stats.o \
 	src/public_id.o \
 	src/settings.o \

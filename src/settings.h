@@ -48,7 +48,7 @@ extern int	idgen_max_advance;
 /* The fence worker. */
 extern int	idgen_fence_horizon;
 
-/* Shard leases (lease.c): off while the registry is empty. */
+/* Shard leases (lease_gate.c, lease_worker.c): off while the registry is empty. */
 extern char *idgen_lease_registry;
 extern int	idgen_lease_duration;
 
