@@ -626,6 +626,8 @@ report_round(bool ok, bool giving_back_all, const char *error)
 {
 	if (!ok)
 	{
+		const char *hint = idgen_registry_hint();
+
 		/* a failed give-back is always worth a line: the lease now expires */
 		if (!registry_failing || giving_back_all)
 			ereport(WARNING,
@@ -635,6 +637,7 @@ report_round(bool ok, bool giving_back_all, const char *error)
 					 errdetail("The leases of this server were not given back; other servers take them once they end.") :
 					 errdetail("Minting for a shard stops when its lease ends, %d ms after its last renewal, unless the registry is reached before.",
 							   idgen_lease_duration),
+					 hint ? errhint("%s", hint) :
 					 errhint("Check \"%s\" and the registry server.",
 							 "idgen.lease_registry")));
 		registry_failing = true;

@@ -12,6 +12,10 @@
  * leases").  Failures come back as messages, for the worker to report with
  * the connection string's password masked.
  *
+ * The session's socket counts against this process's file descriptors, as
+ * postgres_fdw's connections do: it is reserved before connecting and
+ * released when the session closes.
+ *
  * Copyright (c) 2026, The idgen Authors
  *
  * IDENTIFICATION
@@ -26,6 +30,7 @@
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "postmaster/interrupt.h"
+#include "storage/fd.h"
 #include "storage/latch.h"
 #include "utils/memutils.h"
 
@@ -171,6 +176,7 @@ static PGconn *registry = NULL;
 static bool registry_has_table = false;
 static const char *registry_conninfo = NULL;
 static bool stoppable = true;	/* a stop cuts waits short */
+static bool short_of_fds = false;	/* the last failure: no file to spare */
 
 /*
  * What of idgen.lease_registry must never reach a log: the password as
@@ -328,7 +334,10 @@ void
 idgen_registry_close(void)
 {
 	if (registry != NULL)
+	{
 		PQfinish(registry);
+		ReleaseExternalFD();
+	}
 	registry = NULL;
 	registry_has_table = false;
 }
@@ -345,9 +354,17 @@ registry_connect(int64 deadline, char **error)
 		return true;
 	idgen_registry_close();
 
+	/* the socket is one of this process's files, as fd.c counts them */
+	if (!AcquireExternalFD())
+	{
+		*error = pstrdup("could not reserve a file descriptor for the connection: there are too many open files on this server");
+		short_of_fds = true;
+		return false;
+	}
 	registry = PQconnectStartParams(keywords, values, true);
 	if (registry == NULL)
 	{
+		ReleaseExternalFD();
 		*error = pstrdup("out of memory");
 		return false;
 	}
@@ -471,6 +488,16 @@ idgen_registry_command(const char *sql, int nparams, const char *const *params,
 }
 
 
+/* What to do about the last failure, when this client knows better. */
+const char *
+idgen_registry_hint(void)
+{
+	if (!short_of_fds)
+		return NULL;
+	return psprintf("Raise the server's \"%s\" and/or \"ulimit -n\" limits.",
+					"max_files_per_process");
+}
+
 /* A new session: its settings, before it runs anything else. */
 static bool
 pin_session(int64 deadline, int timeout_ms, char **error)
@@ -571,6 +598,7 @@ check_guards(int64 deadline, char **error)
 bool
 idgen_registry_ready(int64 deadline, int timeout_ms, char **error)
 {
+	short_of_fds = false;
 	if (registry == NULL || PQstatus(registry) != CONNECTION_OK)
 	{
 		if (!registry_connect(deadline, error) ||

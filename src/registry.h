@@ -53,5 +53,6 @@ extern bool idgen_registry_command(const char *sql, int nparams,
 extern void idgen_registry_close(void);
 extern void idgen_registry_set_stoppable(bool stoppable);
 extern char *idgen_registry_mask(const char *message);
+extern const char *idgen_registry_hint(void);
 
 #endif							/* IDGEN_REGISTRY_H */
