@@ -17,7 +17,9 @@ OBJS = \
 	src/generator.o \
 	src/fence_gate.o \
 	src/fence.o \
-	src/lease.o \
+	src/lease_gate.o \
+	src/lease_worker.o \
+	src/registry.o \
 	src/stats.o \
 	src/public_id.o \
 	src/settings.o \

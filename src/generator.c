@@ -236,7 +236,7 @@ prepare_to_mint(void)
 	my_slot = slot;
 }
 
-/* ---- for the fence (fence.c) and the leases (lease.c) ---- */
+/* ---- for the fence (fence.c) and the leases (lease_worker.c) ---- */
 
 bool
 idgen_generator_attached(void)
@@ -271,7 +271,7 @@ idgen_raise_generator(int64 ms)
  * Move the generator one step, so that a minter whose compare-and-swap
  * comes later has read the state again, and return the millisecond it is
  * now at: no ID minted so far, or by a compare-and-swap that read the state
- * before this one, is later.  For giving a lease back (lease.c).
+ * before this one, is later.  For giving a lease back (lease_worker.c).
  */
 int64
 idgen_step_generator(void)
@@ -530,7 +530,7 @@ mint_states(int32 shard, int64 n, uint64 *first)
 			if (unlikely((uint64) last_ms >= fence ||
 						 last_ms - now > idgen_max_lead))
 				break;
-			/* read after old, every time old changes (lease.c) */
+			/* read after old, every time old changes (lease_worker.c) */
 			if (unlikely(idgen_leases_on) &&
 				(uint64) last_ms >= idgen_lease_end(shard))
 				break;

@@ -66,11 +66,11 @@ extern int64 idgen_block_id(uint64 first, int64 i, int32 shard);
 extern int64 idgen_block_limit(void);
 extern int64 idgen_raise_past(int64 id);
 
-/* For the fence (fence.c) and the leases (lease.c). */
+/* For the fence (fence.c) and the leases (lease_worker.c). */
 extern bool idgen_generator_attached(void);
 extern int64 idgen_generator_ms(void);
 extern void idgen_raise_generator(int64 ms);
-extern int64 idgen_step_generator(void);	/* for lease.c */
+extern int64 idgen_step_generator(void);	/* for lease_worker.c */
 
 /* For the statistics (stats.c). */
 extern void idgen_read_node_figures(IdgenNodeFigures *figures);

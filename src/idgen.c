@@ -12,7 +12,9 @@
  *	shard.c		the shards this node owns
  *	generator.c	the shared state and the lock-free minting loop
  *	fence.c		the durable fence: state file, WAL, background worker
- *	lease.c		shard leases in a registry database (opt-in)
+ *	lease_gate.c	shard leases: the ends a mint may not pass (opt-in)
+ *	lease_worker.c	shard leases: the worker holding them in a registry
+ *	registry.c	the lease worker's client of the registry database
  *	stats.c		idgen_stats and idgen_stats_backends
  *	public_id.c	public IDs: a keyed permutation of the IDs
  *	settings.c	every idgen.* setting, defined once
@@ -49,6 +51,7 @@
 #include "idgen_compat.h"
 #include "layout.h"
 #include "lease.h"
+#include "lease_worker.h"
 #include "public_id.h"
 #include "settings.h"
 #include "shard.h"

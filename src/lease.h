@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * lease.h
- *		Shard leases: with idgen.lease_registry set, a server mints for a
+ *		The lease gate: with idgen.lease_registry set, a server mints for a
  *		shard only below the end of the lease it holds on it.
  *
  * The minting path reads one word of shared memory per mint, the lease's
- * end; everything that talks to the registry is in the lease worker
- * (lease.c, and doc/design.md, "Shard leases").
+ * end (lease_gate.c).  The gate sits below the generator and knows nothing
+ * of the registry: the lease worker (lease_worker.c) publishes the ends it
+ * won there (doc/design.md, "Shard leases").
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -19,6 +20,7 @@
 #define IDGEN_LEASE_H
 
 #include "port/atomics.h"
+#include "storage/latch.h"
 
 #include "idgen_compat.h"
 
@@ -36,7 +38,7 @@ extern IDGEN_HOT_GLOBAL pg_atomic_uint64 *idgen_lease_ends;
 /*
  * The end of this server's lease on shard.  The read barrier orders it
  * after the caller's read of the generator's state: a lease given back
- * after that state was read is seen (lease.c, hand_back).
+ * after that state was read is seen (lease_worker.c, stop_minting).
  */
 static inline uint64
 idgen_lease_end(int32 shard)
@@ -49,11 +51,17 @@ idgen_lease_end(int32 shard)
 extern bool idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us);
 extern void idgen_lease_error(int32 shard);
 
-/* For _PG_init and the shared memory hooks (idgen.c). */
-extern void idgen_lease_register(void);
+/* For _PG_init (through idgen_lease_register) and the shared memory hooks. */
+extern void idgen_lease_gate_init(void);
 extern Size idgen_lease_shmem_size(void);
 extern void idgen_lease_shmem_startup(void);
 
-extern PGDLLEXPORT void idgen_lease_worker_main(Datum main_arg);
+/* For the lease worker. */
+extern const char *idgen_lease_owner(void);
+extern void idgen_lease_publish(int32 shard, uint64 end);
+extern void idgen_lease_close(int32 shard);
+extern void idgen_lease_set_worker_latch(Latch *latch);
+extern bool idgen_lease_asked(void);
+extern void idgen_lease_clear_asked(void);
 
 #endif							/* IDGEN_LEASE_H */

@@ -53,7 +53,7 @@ extern int	idgen_fence_horizon;
 /* How long before the layout runs out the log warns, in minutes. */
 extern int	idgen_layout_end_warning;
 
-/* Shard leases (lease.c): off while the registry is empty. */
+/* Shard leases (lease_gate.c, lease_worker.c): off while the registry is empty. */
 extern char *idgen_lease_registry;
 extern int	idgen_lease_duration;
 

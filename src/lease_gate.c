@@ -1,0 +1,255 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease_gate.c
+ *		The lease gate: the shared memory where this server's lease ends
+ *		are published, and what a mint does when it reaches one.
+ *
+ * A shard's end is one word, written only by the lease worker
+ * (lease_worker.c) after the registry committed it, and read by every mint
+ * (the inline idgen_lease_end in lease.h).  A minter that reaches the end
+ * sleeps here on a condition variable, waking the worker, or fails with a
+ * message saying why.  The gate is below the generator: it calls nothing
+ * in generator.c, and nothing that talks to the registry.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/lease_gate.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "portability/instr_time.h"
+#include "storage/condition_variable.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "idgen_compat.h"
+#include "layout.h"
+#include "lease.h"
+#include "settings.h"
+#include "wait_event.h"
+
+/* A lease array indexed by shard: 2^16 shards take 512 kB. */
+#define MAX_LEASE_SHARD_BITS	16
+
+bool		idgen_leases_on = false;
+pg_atomic_uint64 *idgen_lease_ends = NULL;
+
+typedef struct IdgenLeaseShared
+{
+	char		owner[33];		/* this start's token, hexadecimal */
+	slock_t		mutex;			/* protects worker_latch */
+	Latch	   *worker_latch;
+	ConditionVariable cv;		/* broadcast when a lease's end moves */
+	pg_atomic_uint32 wanted;	/* a minter waits for a lease */
+	int			nshards;
+	pg_atomic_uint64 ends[FLEXIBLE_ARRAY_MEMBER];	/* by shard */
+} IdgenLeaseShared;
+
+static IdgenLeaseShared *lease_shared = NULL;
+
+/* Made by the postmaster once, so a crash restart keeps it. */
+static char owner_token[33];
+
+/* ---- start ---- */
+
+/* In _PG_init: are leases on, and this start's owner token. */
+void
+idgen_lease_gate_init(void)
+{
+	uint8		token[16];
+
+	idgen_leases_on = idgen_lease_registry != NULL && idgen_lease_registry[0] != '\0';
+	if (!idgen_leases_on)
+		return;
+	if (idgen_layout.shard_bits > MAX_LEASE_SHARD_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" needs \"%s\" of %d or fewer",
+						"idgen.lease_registry", "idgen.shard_bits",
+						MAX_LEASE_SHARD_BITS),
+				 errhint("Leave \"%s\" empty, or use fewer shard bits.",
+						 "idgen.lease_registry")));
+
+	/* new at every start of the server, so a copy of it is another owner */
+	if (!pg_strong_random(token, sizeof(token)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random lease owner token")));
+	hex_encode((char *) token, sizeof(token), owner_token);
+	owner_token[32] = '\0';
+}
+
+/* ---- shared memory ---- */
+
+Size
+idgen_lease_shmem_size(void)
+{
+	if (!idgen_leases_on)
+		return 0;
+	return add_size(offsetof(IdgenLeaseShared, ends),
+					mul_size(sizeof(pg_atomic_uint64),
+							 (Size) 1 << idgen_layout.shard_bits));
+}
+
+/* With AddinShmemInitLock held. */
+void
+idgen_lease_shmem_startup(void)
+{
+	bool		found;
+
+	if (!idgen_leases_on)
+		return;
+	lease_shared = ShmemInitStruct("idgen lease", idgen_lease_shmem_size(),
+								   &found);
+	if (!found)
+	{
+		strlcpy(lease_shared->owner, owner_token, sizeof(lease_shared->owner));
+		SpinLockInit(&lease_shared->mutex);
+		lease_shared->worker_latch = NULL;
+		ConditionVariableInit(&lease_shared->cv);
+		pg_atomic_init_u32(&lease_shared->wanted, 0);
+		lease_shared->nshards = 1 << idgen_layout.shard_bits;
+		for (int i = 0; i < lease_shared->nshards; i++)
+			pg_atomic_init_u64(&lease_shared->ends[i], IDGEN_LEASE_PENDING);
+	}
+	idgen_lease_ends = lease_shared->ends;
+}
+
+/* ---- minting ---- */
+
+static void
+wake_lease_worker(void)
+{
+	Latch	   *latch;
+
+	if (pg_atomic_read_u32(&lease_shared->wanted) != 0)
+		return;
+	pg_atomic_write_u32(&lease_shared->wanted, 1);
+	SpinLockAcquire(&lease_shared->mutex);
+	latch = lease_shared->worker_latch;
+	SpinLockRelease(&lease_shared->mutex);
+	if (latch)
+		SetLatch(latch);
+}
+
+/*
+ * Wait until this server's lease on shard reaches past ms: true when it
+ * does, false when it is held elsewhere or timeout_us passes first.
+ */
+bool
+idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us)
+{
+	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_LEASE);
+	instr_time	start;
+	instr_time	now;
+	bool		held = false;
+
+	INSTR_TIME_SET_CURRENT(start);
+	ConditionVariablePrepareToSleep(&lease_shared->cv);
+	for (;;)
+	{
+		uint64		end = idgen_lease_end(shard);
+
+		if (end > (uint64) ms)
+		{
+			held = true;
+			break;
+		}
+		if (end == IDGEN_LEASE_NOT_HELD)
+			break;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MICROSEC(now) >= timeout_us)
+			break;
+		wake_lease_worker();
+		(void) ConditionVariableTimedSleep(&lease_shared->cv, 10,
+										   wait_event_info);
+	}
+	ConditionVariableCancelSleep();
+	return held;
+}
+
+/* Why a mint for shard cannot go on. */
+void
+idgen_lease_error(int32 shard)
+{
+	uint64		end = idgen_lease_end(shard);
+
+	if (end == IDGEN_LEASE_NOT_HELD)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server holds no lease on shard %d", shard),
+				 errdetail("The lease registry of \"%s\" has not given this server the shard's lease: another server holds it, or this server gave it back.",
+						   "idgen.lease_registry"),
+				 errhint("Give each server shards of its own; a shard moves to another server once its owner drops it from \"%s\" or \"%s\", or stops.",
+						 "idgen.shard_id", "idgen.shard_ids")));
+	if (end == IDGEN_LEASE_PENDING)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not take the lease on shard %d within \"%s\" (%d ms)",
+						shard, "idgen.max_wait", idgen_max_wait),
+				 errdetail("With \"%s\" set, a server mints for a shard only while it holds the shard's lease.",
+						   "idgen.lease_registry"),
+				 errhint("Check the server log for messages of the \"idgen lease\" worker, and that the lease registry is reachable.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not renew the lease on shard %d within \"%s\" (%d ms)",
+					shard, "idgen.max_wait", idgen_max_wait),
+			 errdetail("This server's lease on the shard ended at %s, and the lease registry has not renewed it.",
+					   timestamptz_to_str(idgen_ms_to_timestamptz((int64) end))),
+			 errhint("Check the server log for messages of the \"idgen lease\" worker, and that the lease registry is reachable.")));
+}
+
+/* ---- for the lease worker ---- */
+
+/* The token this server's rows in the registry carry as their owner. */
+const char *
+idgen_lease_owner(void)
+{
+	return lease_shared->owner;
+}
+
+/* A new end for shard, committed in the registry; waiting minters wake. */
+void
+idgen_lease_publish(int32 shard, uint64 end)
+{
+	pg_atomic_write_u64(&lease_shared->ends[shard], end);
+	ConditionVariableBroadcast(&lease_shared->cv);
+}
+
+/*
+ * No more mints for shard.  The caller puts a full barrier after its last
+ * close and before it reads the generator's state (lease_worker.c).
+ */
+void
+idgen_lease_close(int32 shard)
+{
+	pg_atomic_write_u64(&lease_shared->ends[shard], IDGEN_LEASE_NOT_HELD);
+}
+
+/* The latch minters set when they wait for a lease; NULL when it exits. */
+void
+idgen_lease_set_worker_latch(Latch *latch)
+{
+	SpinLockAcquire(&lease_shared->mutex);
+	lease_shared->worker_latch = latch;
+	SpinLockRelease(&lease_shared->mutex);
+}
+
+/* A minter waits for a lease. */
+bool
+idgen_lease_asked(void)
+{
+	return pg_atomic_read_u32(&lease_shared->wanted) != 0;
+}
+
+void
+idgen_lease_clear_asked(void)
+{
+	pg_atomic_write_u32(&lease_shared->wanted, 0);
+}

@@ -1,0 +1,618 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry.c
+ *		The lease worker's client of the lease registry.
+ *
+ * One libpq session, non-blocking: a connection, a send and a wait for a
+ * result each end at the caller's deadline, so that a registry that hangs
+ * never holds up a round for longer than its time limit.  What the leases
+ * rest on is made true here before any round uses the session: its
+ * settings pinned, the table public.idgen_lease owned by someone trusted,
+ * and the triggers that guard its rows in place (doc/design.md, "Shard
+ * leases").  Failures come back as messages, for the worker to report with
+ * the connection string's password masked.
+ *
+ * The session's socket counts against this process's file descriptors, as
+ * postgres_fdw's connections do: it is reserved before connecting and
+ * released when the session closes.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/registry.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "postmaster/interrupt.h"
+#include "storage/fd.h"
+#include "storage/latch.h"
+#include "utils/memutils.h"
+
+#include "registry.h"
+#include "wait_event.h"
+
+static const char *const create_table_sql =
+"CREATE TABLE IF NOT EXISTS public.idgen_lease (\n"
+"    shard integer PRIMARY KEY CHECK (shard >= 0),\n"
+"    owner text,\n"
+"    owner_name text,\n"
+"    valid_until timestamptz,\n"
+"    previous_until timestamptz,\n"
+"    renewed_at timestamptz,\n"
+"    stamped_until timestamptz\n"
+")";
+
+/*
+ * The table's owner can rewrite its rows behind the servers' backs (a
+ * trigger): trusted only if it could as well have replaced the table, or
+ * its rights are the registry role's.
+ */
+static const char *const table_owner_sql =
+"SELECT pg_catalog.pg_get_userbyid(c.relowner), "
+"r.rolsuper OR pg_catalog.pg_has_role(c.relowner, 'MEMBER') "
+"OR pg_catalog.pg_has_role(c.relowner, n.nspowner, 'MEMBER') "
+"FROM pg_catalog.pg_class AS c "
+"JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+"JOIN pg_catalog.pg_roles AS r ON r.oid = c.relowner "
+"WHERE c.oid = pg_catalog.to_regclass('public.idgen_lease')";
+
+/*
+ * Guards on the rows, installed by the servers (in one transaction, when
+ * a session finds them missing): whatever an UPDATE by hand says,
+ * stamped_until never decreases below any valid_until the row ever held,
+ * except in a give-back by the holder itself (the session names it in
+ * idgen_lease.giving_back), which names the last millisecond it stamped;
+ * previous_until never decreases under one owner, and a new owner's is at
+ * least the old row's valid_until and stamped_until; rows are never
+ * deleted, nor the table truncated.  So a taker's floor,
+ * GREATEST(valid_until, stamped_until), is never below what a previous
+ * holder may have stamped.
+ */
+static const char *const guard_sql[] = {
+	"ALTER TABLE public.idgen_lease ADD COLUMN IF NOT EXISTS stamped_until timestamptz",
+	"CREATE OR REPLACE FUNCTION public.idgen_lease_guard() RETURNS trigger "
+	"LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $f$\n"
+	"BEGIN\n"
+	"    IF NEW.shard IS DISTINCT FROM OLD.shard THEN\n"
+	"        RAISE EXCEPTION USING ERRCODE = '55000',\n"
+	"            MESSAGE = 'the shard of a row of public.idgen_lease never changes',\n"
+	"            HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...';\n"
+	"    END IF;\n"
+	"    IF NEW.owner IS NULL AND OLD.owner IS NOT NULL\n"
+	"       AND OLD.owner = current_setting('idgen_lease.giving_back', true) THEN\n"
+	"        -- its holder gives it back, up to the last millisecond it stamped,\n"
+	"        -- above the floor it started from\n"
+	"        NEW.stamped_until := GREATEST(NEW.valid_until, OLD.previous_until);\n"
+	"    ELSE\n"
+	"        NEW.stamped_until := GREATEST(OLD.stamped_until, OLD.valid_until,\n"
+	"                                      NEW.valid_until, NEW.stamped_until);\n"
+	"    END IF;\n"
+	"    IF NEW.owner IS NOT DISTINCT FROM OLD.owner THEN\n"
+	"        NEW.previous_until := GREATEST(OLD.previous_until, NEW.previous_until);\n"
+	"    ELSIF NEW.owner IS NOT NULL THEN\n"
+	"        NEW.previous_until := GREATEST(NEW.previous_until, OLD.valid_until,\n"
+	"                                       OLD.stamped_until);\n"
+	"    END IF;\n"
+	"    RETURN NEW;\n"
+	"END\n$f$",
+	"CREATE OR REPLACE FUNCTION public.idgen_lease_refuse() RETURNS trigger "
+	"LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $f$\n"
+	"BEGIN\n"
+	"    RAISE EXCEPTION USING ERRCODE = '55000',\n"
+	"        MESSAGE = 'rows of public.idgen_lease are never deleted',\n"
+	"        DETAIL = 'A shard whose row is gone would be taken below the IDs its last owner stamped.',\n"
+	"        HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...; its next owner starts above what the last one stamped.';\n"
+	"END\n$f$",
+	"CREATE OR REPLACE TRIGGER idgen_lease_guard BEFORE UPDATE ON public.idgen_lease "
+	"FOR EACH ROW EXECUTE FUNCTION public.idgen_lease_guard()",
+	"CREATE OR REPLACE TRIGGER idgen_lease_no_delete BEFORE DELETE ON public.idgen_lease "
+	"FOR EACH ROW EXECUTE FUNCTION public.idgen_lease_refuse()",
+	"CREATE OR REPLACE TRIGGER idgen_lease_no_truncate BEFORE TRUNCATE ON public.idgen_lease "
+	"FOR EACH STATEMENT EXECUTE FUNCTION public.idgen_lease_refuse()",
+	NULL
+};
+
+/* The guards are there and enabled (a registry of 1.1 has none). */
+static const char *const guards_present_sql =
+"SELECT (SELECT count(*) FROM pg_catalog.pg_trigger AS t "
+"JOIN pg_catalog.pg_proc AS p ON p.oid = t.tgfoid "
+"JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace "
+"WHERE t.tgrelid = pg_catalog.to_regclass('public.idgen_lease') "
+"AND t.tgenabled = 'O' AND n.nspname = 'public' AND "
+"(t.tgname, p.proname) IN (('idgen_lease_guard', 'idgen_lease_guard'), "
+"('idgen_lease_no_delete', 'idgen_lease_refuse'), "
+"('idgen_lease_no_truncate', 'idgen_lease_refuse'))) = 3 "
+"AND EXISTS (SELECT FROM pg_catalog.pg_attribute "
+"WHERE attrelid = pg_catalog.to_regclass('public.idgen_lease') "
+"AND attname = 'stamped_until' AND NOT attisdropped)";
+
+/*
+ * The session forces what the protocol needs, whatever the registry's
+ * postgresql.conf, ALTER ROLE or ALTER DATABASE set:
+ *
+ * - A round abandoned on the client side must not live on in the registry,
+ *   holding row locks or a connection: each session's statements, lock
+ *   waits and idle transactions end on the registry's side too ($1).
+ * - A commit is acknowledged only once durable (and with a synchronous
+ *   standby, once there): a renewal lost in a crash after this server
+ *   published its end hands the lease on while it still mints.  remote_apply
+ *   is stronger than on and kept.
+ * - Row security off makes a policy on the table an error, not rows that
+ *   silently vanish; array_nulls makes NULL in an array an SQL null.
+ *
+ * session_replication_role is checked, not set, since only a superuser may:
+ * "replica" would silence the table's triggers.
+ */
+/*
+ * First, alone, so that no later name (a table, function, operator or type)
+ * is looked up in a schema someone with CREATE on the registry made, such
+ * as one named after the registry role.  The table is always public's.
+ */
+static const char *const search_path_sql =
+"SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)";
+
+static const char *const session_sql =
+"SELECT pg_catalog.set_config('statement_timeout', $1, false), "
+"pg_catalog.set_config('lock_timeout', $1, false), "
+"pg_catalog.set_config('idle_in_transaction_session_timeout', $1, false), "
+"pg_catalog.set_config('synchronous_commit', "
+"CASE pg_catalog.current_setting('synchronous_commit') "
+"WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, false), "
+"pg_catalog.set_config('row_security', 'off', false), "
+"pg_catalog.set_config('array_nulls', 'on', false), "
+"pg_catalog.current_setting('session_replication_role')";
+
+/* Isolation and read-only defaults are the registry's: not ours. */
+static const char *const begin_sql =
+"BEGIN ISOLATION LEVEL READ COMMITTED, READ WRITE";
+
+static PGconn *registry = NULL;
+static bool registry_has_table = false;
+static const char *registry_conninfo = NULL;
+static bool stoppable = true;	/* a stop cuts waits short */
+static bool short_of_fds = false;	/* the last failure: no file to spare */
+
+/*
+ * What of idgen.lease_registry must never reach a log: the password as
+ * libpq decodes it, and as written, which libpq quotes (the whole string,
+ * or the password alone) when it cannot parse them.
+ */
+static List *registry_secrets = NIL;
+
+static void
+add_secret(const char *start, size_t len)
+{
+	if (len > 0)
+		registry_secrets = lappend(registry_secrets,
+								   MemoryContextStrdup(TopMemoryContext,
+													   pnstrdup(start, len)));
+}
+
+/* In the worker, before any session: what to connect to, and its secrets. */
+void
+idgen_registry_init(const char *conninfo)
+{
+	const char *p;
+	PQconninfoOption *options = PQconninfoParse(conninfo, NULL);
+
+	registry_conninfo = MemoryContextStrdup(TopMemoryContext, conninfo);
+
+	if (options != NULL)
+	{
+		for (PQconninfoOption *o = options; o->keyword != NULL; o++)
+			if (strcmp(o->keyword, "password") == 0 && o->val != NULL)
+				add_secret(o->val, strlen(o->val));
+		PQconninfoFree(options);
+	}
+
+	/* a URI's user:password@ */
+	if (strncmp(conninfo, "postgresql://", 13) == 0 ||
+		strncmp(conninfo, "postgres://", 11) == 0)
+	{
+		const char *authority = strstr(conninfo, "://") + 3;
+		size_t		len = strcspn(authority, "/?");
+		const char *at = NULL;
+
+		for (const char *c = authority; c < authority + len; c++)
+			if (*c == '@')
+				at = c;
+		if (at != NULL)
+		{
+			const char *colon = memchr(authority, ':', at - authority);
+
+			if (colon != NULL)
+				add_secret(colon + 1, at - colon - 1);
+		}
+	}
+
+	/* password=... as a keyword or a URI parameter, quoted or not */
+	for (p = conninfo; (p = strstr(p, "password")) != NULL;)
+	{
+		p += strlen("password");
+		while (*p == ' ')
+			p++;
+		if (*p != '=')
+			continue;
+		p++;
+		while (*p == ' ')
+			p++;
+		if (*p == '\'')
+		{
+			const char *end = strchr(p + 1, '\'');
+
+			add_secret(p + 1, end ? end - p - 1 : strlen(p + 1));
+		}
+		else
+			add_secret(p, strcspn(p, " \t\n&"));
+	}
+}
+
+/* message, every secret of the connection string masked */
+char *
+idgen_registry_mask(const char *message)
+{
+	char	   *masked = pstrdup(message);
+	ListCell   *lc;
+
+	foreach(lc, registry_secrets)
+	{
+		const char *secret = lfirst(lc);
+		size_t		len = strlen(secret);
+		StringInfoData buf;
+		const char *p = masked;
+		const char *hit;
+
+		initStringInfo(&buf);
+		while ((hit = strstr(p, secret)) != NULL)
+		{
+			appendBinaryStringInfo(&buf, p, hit - p);
+			appendStringInfoString(&buf, "********");
+			p = hit + len;
+		}
+		appendStringInfoString(&buf, p);
+		pfree(masked);
+		masked = buf.data;
+	}
+	return masked;
+}
+
+/* The registry's notices ("relation already exists") are no news. */
+static void
+registry_notice(void *arg, const char *message)
+{
+	elog(DEBUG1, "idgen lease registry: %s", idgen_registry_mask(message));
+}
+
+
+/*
+ * Wait for the registry's socket; false at the deadline.  Signals set the
+ * latch and are served by the worker's main loop once the exchange ends,
+ * which the deadline bounds.
+ */
+static bool
+wait_registry(int socket_events, int64 deadline)
+{
+	for (;;)
+	{
+		long		timeout = idgen_ms_left(deadline);
+		int			rc;
+
+		if (timeout <= 0)
+			return false;
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH |
+							   socket_events,
+							   PQsocket(registry), timeout,
+							   idgen_wait_event_info(IDGEN_WAIT_LEASE_REGISTRY));
+		if (rc & WL_LATCH_SET)
+			ResetLatch(MyLatch);
+		if (rc & socket_events)
+			return true;
+		/* a stop gives the leases back at once, in a round of its own */
+		if (ShutdownRequestPending && stoppable)
+			return false;
+	}
+}
+
+/*
+ * A stop request cuts the session's waits short, except in the round that
+ * gives the leases back at a stop.
+ */
+void
+idgen_registry_set_stoppable(bool on)
+{
+	stoppable = on;
+}
+
+void
+idgen_registry_close(void)
+{
+	if (registry != NULL)
+	{
+		PQfinish(registry);
+		ReleaseExternalFD();
+	}
+	registry = NULL;
+	registry_has_table = false;
+}
+
+/* Connect if not connected; false, with *error set, if that fails. */
+static bool
+registry_connect(int64 deadline, char **error)
+{
+	const char *keywords[] = {"dbname", "application_name", NULL};
+	const char *values[] = {registry_conninfo, "idgen lease", NULL};
+	PostgresPollingStatusType status = PGRES_POLLING_WRITING;
+
+	if (registry != NULL && PQstatus(registry) == CONNECTION_OK)
+		return true;
+	idgen_registry_close();
+
+	/* the socket is one of this process's files, as fd.c counts them */
+	if (!AcquireExternalFD())
+	{
+		*error = pstrdup("could not reserve a file descriptor for the connection: there are too many open files on this server");
+		short_of_fds = true;
+		return false;
+	}
+	registry = PQconnectStartParams(keywords, values, true);
+	if (registry == NULL)
+	{
+		ReleaseExternalFD();
+		*error = pstrdup("out of memory");
+		return false;
+	}
+	PQsetNoticeProcessor(registry, registry_notice, NULL);
+	while (status != PGRES_POLLING_OK)
+	{
+		if (status == PGRES_POLLING_FAILED || PQstatus(registry) == CONNECTION_BAD)
+		{
+			*error = pchomp(PQerrorMessage(registry));
+			idgen_registry_close();
+			return false;
+		}
+		if (!wait_registry(status == PGRES_POLLING_READING ?
+						   WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE, deadline))
+		{
+			*error = pstrdup("timed out connecting");
+			idgen_registry_close();
+			return false;
+		}
+		status = PQconnectPoll(registry);
+	}
+	if (PQsetnonblocking(registry, 1) != 0)
+	{
+		*error = pchomp(PQerrorMessage(registry));
+		idgen_registry_close();
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Run one statement; its result, or NULL with *error set (the connection is
+ * then closed, which rolls back an open transaction).
+ */
+PGresult *
+idgen_registry_exec(const char *sql, int nparams, const char *const *params,
+					int64 deadline, char **error)
+{
+	PGresult   *result = NULL;
+	PGresult   *r;
+
+	if (!PQsendQueryParams(registry, sql, nparams, NULL, params, NULL, NULL, 0))
+	{
+		*error = pchomp(PQerrorMessage(registry));
+		idgen_registry_close();
+		return NULL;
+	}
+	/* non-blocking: a send, too, waits no longer than the deadline */
+	for (;;)
+	{
+		int			flushed = PQflush(registry);
+
+		if (flushed == 0)
+			break;
+		if (flushed < 0 ||
+			!wait_registry(WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE, deadline) ||
+			!PQconsumeInput(registry))
+		{
+			*error = flushed < 0 || PQstatus(registry) == CONNECTION_BAD ?
+				pchomp(PQerrorMessage(registry)) :
+				pstrdup("timed out sending to the registry");
+			idgen_registry_close();
+			return NULL;
+		}
+	}
+	for (;;)
+	{
+		while (PQisBusy(registry))
+		{
+			if (!wait_registry(WL_SOCKET_READABLE, deadline))
+			{
+				*error = pstrdup("timed out waiting for the registry");
+				PQclear(result);
+				idgen_registry_close();
+				return NULL;
+			}
+			if (!PQconsumeInput(registry))
+			{
+				*error = pchomp(PQerrorMessage(registry));
+				PQclear(result);
+				idgen_registry_close();
+				return NULL;
+			}
+		}
+		r = PQgetResult(registry);
+		if (r == NULL)
+			break;
+		/* keep the first result, or the first error */
+		if (result == NULL || (PQresultStatus(r) == PGRES_FATAL_ERROR &&
+							   PQresultStatus(result) != PGRES_FATAL_ERROR))
+		{
+			PQclear(result);
+			result = r;
+		}
+		else
+			PQclear(r);
+	}
+	if (result == NULL || PQresultStatus(result) == PGRES_FATAL_ERROR ||
+		PQresultStatus(result) == PGRES_BAD_RESPONSE ||
+		PQresultStatus(result) == PGRES_NONFATAL_ERROR)
+	{
+		*error = result ? pchomp(PQresultErrorMessage(result)) :
+			pchomp(PQerrorMessage(registry));
+		PQclear(result);
+		idgen_registry_close();
+		return NULL;
+	}
+	return result;
+}
+
+bool
+idgen_registry_command(const char *sql, int nparams, const char *const *params,
+					   int64 deadline, char **error)
+{
+	PGresult   *result = idgen_registry_exec(sql, nparams, params, deadline, error);
+
+	if (result == NULL)
+		return false;
+	PQclear(result);
+	return true;
+}
+
+
+/* What to do about the last failure, when this client knows better. */
+const char *
+idgen_registry_hint(void)
+{
+	if (!short_of_fds)
+		return NULL;
+	return psprintf("Raise the server's \"%s\" and/or \"ulimit -n\" limits.",
+					"max_files_per_process");
+}
+
+/* A new session: its settings, before it runs anything else. */
+static bool
+pin_session(int64 deadline, int timeout_ms, char **error)
+{
+	char		timeout[32];
+	const char *params[1];
+	PGresult   *rows;
+
+	snprintf(timeout, sizeof(timeout), "%d", timeout_ms);
+	params[0] = timeout;
+	if (!idgen_registry_command(search_path_sql, 0, NULL, deadline, error))
+		return false;
+	rows = idgen_registry_exec(session_sql, 1, params, deadline, error);
+	if (rows == NULL)
+		return false;
+	if (strcmp(PQgetvalue(rows, 0, PQnfields(rows) - 1), "origin") != 0)
+	{
+		*error = psprintf("the registry session has \"%s\" set to \"%s\", not \"%s\"",
+						  "session_replication_role",
+						  PQgetvalue(rows, 0, PQnfields(rows) - 1), "origin");
+		PQclear(rows);
+		idgen_registry_close();
+		return false;
+	}
+	PQclear(rows);
+	return true;
+}
+
+/* The table, made if missing, and owned by someone trusted. */
+static bool
+check_table(int64 deadline, char **error)
+{
+	PGresult   *rows;
+
+	/* CREATE ... IF NOT EXISTS would need CREATE even when it exists */
+	rows = idgen_registry_exec(table_owner_sql, 0, NULL, deadline, error);
+	if (rows == NULL)
+		return false;
+	if (PQntuples(rows) > 0 && strcmp(PQgetvalue(rows, 0, 1), "t") != 0)
+	{
+		*error = psprintf("table \"%s\" is owned by role \"%s\", which is not this role, one it belongs to, the owner of schema \"%s\" or a superuser",
+						  "public.idgen_lease", PQgetvalue(rows, 0, 0), "public");
+		PQclear(rows);
+		idgen_registry_close();
+		return false;
+	}
+	registry_has_table = PQntuples(rows) > 0;
+	PQclear(rows);
+	if (!registry_has_table &&
+		!idgen_registry_command(create_table_sql, 0, NULL, deadline, error))
+		return false;
+	registry_has_table = true;
+	return true;
+}
+
+/* The guards of the rows, installed if missing or disabled. */
+static bool
+check_guards(int64 deadline, char **error)
+{
+	for (int attempt = 0;; attempt++)
+	{
+		PGresult   *rows;
+		bool		present;
+
+		rows = idgen_registry_exec(guards_present_sql, 0, NULL, deadline, error);
+		if (rows == NULL)
+			return false;
+		present = strcmp(PQgetvalue(rows, 0, 0), "t") == 0;
+		PQclear(rows);
+		if (present)
+			return true;
+		if (attempt > 0)
+		{
+			*error = psprintf("the triggers that guard the rows of \"%s\" are not there, or not enabled, after this server installed them",
+							  "public.idgen_lease");
+			idgen_registry_close();
+			return false;
+		}
+		if (!idgen_registry_begin(deadline, error))
+			return false;
+		for (const char *const *g = guard_sql; *g != NULL; g++)
+			if (!idgen_registry_command(*g, 0, NULL, deadline, error))
+				return false;
+		if (!idgen_registry_command("COMMIT", 0, NULL, deadline, error))
+			return false;
+		ereport(LOG,
+				(errmsg("idgen installed the triggers that guard the rows of \"%s\"",
+						"public.idgen_lease")));
+	}
+}
+
+/*
+ * A session ready for a round, connected if it was not: its settings
+ * pinned (timeout_ms is the registry's own time limit on statements, lock
+ * waits and idle transactions), the table there, and its guards checked
+ * every time, since someone may have disabled or dropped them meanwhile.
+ */
+bool
+idgen_registry_ready(int64 deadline, int timeout_ms, char **error)
+{
+	short_of_fds = false;
+	if (registry == NULL || PQstatus(registry) != CONNECTION_OK)
+	{
+		if (!registry_connect(deadline, error) ||
+			!pin_session(deadline, timeout_ms, error))
+			return false;
+	}
+	if (!registry_has_table && !check_table(deadline, error))
+		return false;
+	return check_guards(deadline, error);
+}
+
+/* A transaction of the session's own characteristics. */
+bool
+idgen_registry_begin(int64 deadline, char **error)
+{
+	return idgen_registry_command(begin_sql, 0, NULL, deadline, error);
+}
