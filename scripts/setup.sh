@@ -37,6 +37,7 @@ packages=(
 	libtap-parser-sourcehandler-pgtap-perl	# pg_prove
 	libipc-run-perl				# PostgreSQL::Test::Cluster (t/*.pl)
 	faketime				# clock tests in t/
+	gdb					# t/024: the lease worker out of file descriptors
 	python3-psycopg				# client tests (test/clients/)
 	gnuplot-nox				# bench/ charts
 )
