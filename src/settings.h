@@ -38,10 +38,6 @@ extern int	idgen_sequence_bits_setting;
 extern bool idgen_allow_layout_change;
 extern bool idgen_allow_foreign_state;
 
-/* The shards this node owns (PGC_SIGHUP); parsed by shard.c's hooks. */
-extern int	idgen_shard_id;
-extern char *idgen_shard_ids;
-
 /* The generator's bounds, read on every mint. */
 extern IDGEN_HOT_GLOBAL int idgen_max_lead;
 extern IDGEN_HOT_GLOBAL int idgen_max_wait;

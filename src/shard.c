@@ -26,8 +26,11 @@
 
 #include "idgen_compat.h"
 #include "layout.h"
-#include "settings.h"
 #include "shard.h"
+
+/* idgen.shard_id and idgen.shard_ids (PGC_SIGHUP), defined in settings.c */
+int			idgen_shard_id = 0;
+char	   *idgen_shard_ids = NULL;
 
 typedef struct ShardRange
 {

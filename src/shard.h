@@ -15,6 +15,9 @@
 
 #include "utils/guc.h"
 
+/* The settings' variables, defined here; settings.c defines the settings. */
+extern int	idgen_shard_id;
+extern char *idgen_shard_ids;
 
 extern bool idgen_shard_id_check_hook(int *newval, void **extra,
 									  GucSource source);
