@@ -303,10 +303,14 @@ GRANT SELECT ON idgen_stats TO PUBLIC;
 CREATE FUNCTION idgen_clock(
 	OUT synchronized boolean,
 	OUT estimated_error_ms double precision,
-	OUT maximum_error_ms double precision)
+	OUT maximum_error_ms double precision,
+	OUT registry_offset_ms double precision,
+	OUT registry_offset_error_ms double precision,
+	OUT registry_largest_offset_ms double precision,
+	OUT registry_measured_at timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'idgen_clock'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_clock() IS
-'whether the kernel counts the system clock synchronised, and its estimated and maximum error';
+'whether the kernel counts the system clock synchronised, its estimated and maximum error, and how far it is from the lease registry''s';

@@ -19,6 +19,7 @@
 #ifndef IDGEN_LEASE_H
 #define IDGEN_LEASE_H
 
+#include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
 
@@ -56,7 +57,23 @@ extern void idgen_lease_gate_init(void);
 extern Size idgen_lease_shmem_size(void);
 extern void idgen_lease_shmem_startup(void);
 
+/*
+ * This server's clock against the lease registry's, as the lease worker
+ * last measured it: offset is this server's minus the registry's, give or
+ * take error (half the round trip); largest the largest offset seen.
+ */
+typedef struct IdgenRegistryClock
+{
+	int64		offset_us;
+	int64		error_us;
+	int64		largest_us;
+	TimestampTz measured_at;
+} IdgenRegistryClock;
+
+extern bool idgen_lease_registry_clock(IdgenRegistryClock *clock);
+
 /* For the lease worker. */
+extern void idgen_lease_note_registry_clock(int64 offset_us, int64 error_us);
 extern const char *idgen_lease_owner(void);
 extern void idgen_lease_publish(int32 shard, uint64 end);
 extern void idgen_lease_close(int32 shard);

@@ -42,8 +42,9 @@ pg_atomic_uint64 *idgen_lease_ends = NULL;
 typedef struct IdgenLeaseShared
 {
 	char		owner[33];		/* this start's token, hexadecimal */
-	slock_t		mutex;			/* protects worker_latch */
+	slock_t		mutex;			/* protects worker_latch and clock */
 	Latch	   *worker_latch;
+	IdgenRegistryClock clock;	/* measured_at 0: not yet */
 	ConditionVariable cv;		/* broadcast when a lease's end moves */
 	pg_atomic_uint32 wanted;	/* a minter waits for a lease */
 	int			nshards;
@@ -111,6 +112,7 @@ idgen_lease_shmem_startup(void)
 		strlcpy(lease_shared->owner, owner_token, sizeof(lease_shared->owner));
 		SpinLockInit(&lease_shared->mutex);
 		lease_shared->worker_latch = NULL;
+		memset(&lease_shared->clock, 0, sizeof(lease_shared->clock));
 		ConditionVariableInit(&lease_shared->cv);
 		pg_atomic_init_u32(&lease_shared->wanted, 0);
 		lease_shared->nshards = 1 << idgen_layout.shard_bits;
@@ -205,7 +207,34 @@ idgen_lease_error(int32 shard)
 			 errhint("Check the server log for messages of the \"idgen lease\" worker, and that the lease registry is reachable.")));
 }
 
+/* The registry's clock as last measured; false before the first time. */
+bool
+idgen_lease_registry_clock(IdgenRegistryClock *clock)
+{
+	if (lease_shared == NULL)
+		return false;
+	SpinLockAcquire(&lease_shared->mutex);
+	*clock = lease_shared->clock;
+	SpinLockRelease(&lease_shared->mutex);
+	return clock->measured_at != 0;
+}
+
 /* ---- for the lease worker ---- */
+
+void
+idgen_lease_note_registry_clock(int64 offset_us, int64 error_us)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&lease_shared->mutex);
+	lease_shared->clock.offset_us = offset_us;
+	lease_shared->clock.error_us = error_us;
+	if (lease_shared->clock.measured_at == 0 ||
+		Abs(offset_us) > Abs(lease_shared->clock.largest_us))
+		lease_shared->clock.largest_us = offset_us;
+	lease_shared->clock.measured_at = now;
+	SpinLockRelease(&lease_shared->mutex);
+}
 
 /* The token this server's rows in the registry carry as their owner. */
 const char *

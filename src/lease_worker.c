@@ -218,6 +218,7 @@ static ShardLease *leases = NULL;
 static char *owner_name = NULL; /* this server, for people reading the rows */
 static int	nleases = 0;
 static bool registry_failing = false;
+static bool clocks_disagree = false;	/* why the last round failed */
 
 /* The layout's milliseconds to Unix microseconds and back. */
 static int64
@@ -466,6 +467,53 @@ plan_lease(ShardLease *lease, const LeaseRow *row, bool giving_back_all,
 }
 
 /*
+ * This server's clock against the registry's, NTP-style: the registry read
+ * its clock somewhere within the round trip, taken to be halfway, give or
+ * take half of it.  Recorded for idgen_clock().  False, with *error naming
+ * both clocks, when they are surely further apart than
+ * idgen.max_clock_offset and refuse is set: a server so far off stamps
+ * IDs with times its peers' do not sort with, so it stops taking and
+ * renewing leases (uniqueness does not rest on it: a take always starts
+ * above the previous owner's end, whatever the clocks).
+ */
+static bool
+compare_clocks(bool refuse, int64 deadline, char **error)
+{
+	static const char *const clock_sql =
+		"SELECT " TIMESTAMPTZ_TO_UNIX_US("clock_timestamp()");
+	int64		local_us = GetCurrentTimestamp() + IDGEN_POSTGRES_EPOCH_UNIX_US;
+	int64		sent_us = idgen_monotonic_us();
+	int64		error_us;
+	int64		registry_us;
+	int64		offset_us;
+	PGresult   *res;
+
+	res = idgen_registry_exec(clock_sql, 0, NULL, deadline, error);
+	if (res == NULL)
+		return false;
+	error_us = (idgen_monotonic_us() - sent_us) / 2;
+	registry_us = pg_strtoint64(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	local_us += error_us;
+	offset_us = local_us - registry_us;
+	idgen_lease_note_registry_clock(offset_us, error_us);
+
+	clocks_disagree = refuse && idgen_max_clock_offset > 0 &&
+		Abs(offset_us) - error_us > (int64) idgen_max_clock_offset * 1000;
+	if (clocks_disagree)
+	{
+		*error = psprintf("this server's clock reads %s when the registry server's reads %s (%.1f ms %s, give or take %.1f ms), further apart than \"%s\" (%d ms); this server neither takes nor renews leases until they agree",
+						  timestamptz_to_str((TimestampTz) (local_us - IDGEN_POSTGRES_EPOCH_UNIX_US)),
+						  timestamptz_to_str((TimestampTz) (registry_us - IDGEN_POSTGRES_EPOCH_UNIX_US)),
+						  Abs(offset_us) / 1000.0, offset_us > 0 ? "ahead" : "behind",
+						  error_us / 1000.0, "idgen.max_clock_offset",
+						  idgen_max_clock_offset);
+		return false;
+	}
+	return true;
+}
+
+/*
  * The exchange: one registry transaction that locks and reads the rows of
  * the due shards, plans each due lease from its row, and writes the plans
  * back.  True once it committed; on failure, *error says why, and the
@@ -484,7 +532,10 @@ exchange(const char *due_shards, bool giving_back_all, int64 last_ms,
 	StringInfoData upd_take;
 	bool		gives_back = false;
 
+	clocks_disagree = false;
+	/* giving back is safe whatever the clocks say */
 	if (!idgen_registry_ready(deadline, rhythm->registry_ms, error) ||
+		!compare_clocks(!giving_back_all, deadline, error) ||
 		!idgen_registry_begin(deadline, error))
 		return false;
 	params[0] = due_shards;
@@ -626,7 +677,9 @@ report_round(bool ok, bool giving_back_all, const char *error)
 {
 	if (!ok)
 	{
-		const char *hint = idgen_registry_hint();
+		const char *hint = clocks_disagree ?
+			"Check the time synchronisation (chrony, ntpd) of both servers; idgen_clock() shows what this server's kernel says of its clock." :
+			idgen_registry_hint();
 
 		/* a failed give-back is always worth a line: the lease now expires */
 		if (!registry_failing || giving_back_all)
@@ -646,7 +699,7 @@ report_round(bool ok, bool giving_back_all, const char *error)
 	{
 		if (registry_failing)
 			ereport(LOG,
-					(errmsg("reached the idgen lease registry again")));
+					(errmsg("reached the idgen lease registry again, and the clocks agree")));
 		registry_failing = false;
 	}
 }

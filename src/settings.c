@@ -46,6 +46,7 @@ char	   *idgen_public_key_file = NULL;
 char	   *idgen_public_key = NULL;
 char	   *idgen_lease_registry = NULL;
 int			idgen_lease_duration = IDGEN_DEFAULT_LEASE_DURATION_MS;
+int			idgen_max_clock_offset = IDGEN_DEFAULT_MAX_CLOCK_OFFSET_MS;
 
 /* idgen.epoch as written; idgen_epoch_setting is what it means */
 static char *epoch_text = NULL;
@@ -205,6 +206,14 @@ static const IdgenSetting settings[] = {
 		.context = PGC_SIGHUP, .flags = GUC_UNIT_MS,
 		.type = SETTING_INT, .var.i = &idgen_lease_duration,
 		.int_boot = IDGEN_DEFAULT_LEASE_DURATION_MS, .int_min = 1000, .int_max = 3600 * 1000,
+	},
+	{
+		.name = "idgen.max_clock_offset",
+		.short_desc = "How far this server's clock may be from the lease registry's before it stops taking and renewing leases; 0 does not compare them.",
+		.long_desc = "Measured at every registry round, give or take half its round trip.",
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_MS,
+		.type = SETTING_INT, .var.i = &idgen_max_clock_offset,
+		.int_boot = IDGEN_DEFAULT_MAX_CLOCK_OFFSET_MS, .int_min = 0, .int_max = INT_MAX,
 	},
 	{
 		.name = "idgen.lease_registry",

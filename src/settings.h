@@ -28,6 +28,8 @@
 #define IDGEN_DEFAULT_MAX_ADVANCE_MS	60000
 #define IDGEN_DEFAULT_FENCE_HORIZON_MS	1000
 #define IDGEN_DEFAULT_LEASE_DURATION_MS	30000
+/* a clock further off than a mint may lead the wall clock is broken */
+#define IDGEN_DEFAULT_MAX_CLOCK_OFFSET_MS	1000
 /* changing a layout takes planning: warn years ahead (in minutes) */
 #define IDGEN_DEFAULT_LAYOUT_END_WARNING_MIN	(5 * 365 * 24 * 60)
 
@@ -52,6 +54,7 @@ extern int	idgen_layout_end_warning;
 /* Shard leases (lease_gate.c, lease_worker.c): off while the registry is empty. */
 extern char *idgen_lease_registry;
 extern int	idgen_lease_duration;
+extern int	idgen_max_clock_offset;
 
 /* The key of public IDs: its file (PGC_SIGHUP), or 1.1's setting. */
 extern char *idgen_public_key_file;

@@ -8,7 +8,9 @@
  * peers'.  Linux keeps what its time daemon (chrony, ntpd, systemd-timesyncd)
  * last told it: whether the clock is synchronised, and the estimated and
  * maximum error.  adjtimex() with no modes only reads them, and needs no
- * privilege.  Elsewhere the columns are NULL.
+ * privilege.  Elsewhere those columns are NULL.  With a lease registry, the
+ * lease worker also compares this server's clock with the registry's at
+ * each round (lease_worker.c); the last columns show what it measured.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -26,8 +28,11 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/timestamp.h"
 
-#define IDGEN_CLOCK_COLS	3
+#include "lease.h"
+
+#define IDGEN_CLOCK_COLS	7
 
 PG_FUNCTION_INFO_V1(idgen_clock);
 
@@ -36,7 +41,11 @@ idgen_clock(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	Datum		values[IDGEN_CLOCK_COLS];
-	bool		nulls[IDGEN_CLOCK_COLS] = {true, true, true};
+	bool		nulls[IDGEN_CLOCK_COLS];
+	IdgenRegistryClock registry;
+
+	for (int i = 0; i < IDGEN_CLOCK_COLS; i++)
+		nulls[i] = true;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -64,6 +73,15 @@ idgen_clock(PG_FUNCTION_ARGS)
 		nulls[0] = nulls[1] = nulls[2] = false;
 	}
 #endif
+
+	if (idgen_leases_on && idgen_lease_registry_clock(&registry))
+	{
+		values[3] = Float8GetDatum(registry.offset_us / 1000.0);
+		values[4] = Float8GetDatum(registry.error_us / 1000.0);
+		values[5] = Float8GetDatum(registry.largest_us / 1000.0);
+		values[6] = TimestampTzGetDatum(registry.measured_at);
+		nulls[3] = nulls[4] = nulls[5] = nulls[6] = false;
+	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

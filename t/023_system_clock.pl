@@ -64,7 +64,8 @@ sub clock_says
 		local $ENV{IDGEN_TEST_TIMEX} = $timex;
 		$node->start;
 	}
-	return $node->safe_psql('postgres', 'SELECT * FROM idgen_clock()');
+	return $node->safe_psql('postgres',
+		'SELECT synchronized, estimated_error_ms, maximum_error_ms FROM idgen_clock()');
 }
 
 # TIME_OK (0), 1.5 ms estimated, 250 ms at most

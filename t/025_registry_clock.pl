@@ -1,0 +1,106 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# Each lease round compares this server's clock with the registry's.
+# idgen_clock() shows the last offset, its error and the largest seen.  A
+# server whose clock is further off than idgen.max_clock_offset neither
+# takes nor renews a lease, and says so naming both clocks: its lease
+# ends and it stops minting; once the clocks agree again it resumes.
+# libfaketime moves the server's clock; the registry keeps the real one.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+libfaketime();    # dies early without it
+
+my $registry = PostgreSQL::Test::Cluster->new('registry');
+$registry->init;
+$registry->start;
+my $conninfo =
+  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+
+# rounds every second; 2 s of offset allowed
+my $a = idgen_node('a', conf => <<"EOC");
+idgen.lease_registry = '$conninfo'
+idgen.lease_duration = '3s'
+idgen.max_clock_offset = '2s'
+idgen.shard_id = 1
+EOC
+my $clock = PostgreSQL::Test::Utils::tempdir() . '/clock';
+set_clock_offset($clock, 0);
+start_with_clock($a, $clock);
+$a->safe_psql('postgres', 'CREATE EXTENSION idgen');
+
+sub eventually
+{
+	my ($sql, $want, $seconds) = @_;
+	my $got;
+	foreach (1 .. $seconds * 10)
+	{
+		$got = $a->safe_psql('postgres', $sql);
+		return 1 if $got eq $want;
+		usleep(100_000);
+	}
+	note "last: $got";
+	return 0;
+}
+
+sub offsets
+{
+	return split /\|/,
+	  $a->safe_psql('postgres',
+		'SELECT round(registry_offset_ms), registry_offset_error_ms >= 0, '
+		  . 'round(registry_largest_offset_ms), registry_measured_at > now() - interval \'5 s\' '
+		  . 'FROM idgen_clock()');
+}
+
+ok(eventually("SELECT state FROM idgen_leases() WHERE shard = 1", 'held', 30),
+	'the server holds its lease');
+$a->safe_psql('postgres', 'SELECT idgen_next()');
+my ($offset, $error_ok, $largest, $fresh) = offsets();
+cmp_ok(abs($offset), '<', 500, "one machine's clocks agree ($offset ms)");
+is($error_ok, 't', 'with an error bound');
+is($fresh, 't', 'measured at the last round');
+
+# five seconds ahead: refused, said, and minting stops
+my $log_offset = -s $a->logfile;
+set_clock_offset($clock, 5);
+ok( $a->wait_for_log(
+		qr/this server's clock reads .* when the registry server's reads .* \(\d+\.\d ms ahead, give or take [\d.]+ ms\), further apart than "idgen.max_clock_offset" \(2000 ms\)/,
+		$log_offset),
+	'a server 5 s ahead of the registry says so, naming both clocks');
+like(slurp_file($a->logfile, $log_offset), qr/HINT:  Check the time synchronisation/,
+	'and what to check');
+ok(eventually("SELECT state FROM idgen_leases() WHERE shard = 1", 'expired', 30),
+	'it no longer renews its lease');
+my ($ret, $stderr) = psql_fails($a, "SET idgen.max_wait = '500ms'; SELECT idgen_next()");
+like($stderr, qr/could not renew the lease on shard 1/, 'and no longer mints');
+($offset, undef, $largest) = offsets();
+cmp_ok($offset, '>', 4000, "idgen_clock() shows the offset ($offset ms)");
+cmp_ok($offset, '<', 6000, '5 s, give or take');
+
+# back in step: it resumes
+$log_offset = -s $a->logfile;
+set_clock_offset($clock, 0);
+ok( $a->wait_for_log(qr/reached the idgen lease registry again, and the clocks agree/,
+		$log_offset),
+	'once the clocks agree again, it says so');
+ok(eventually("SELECT state FROM idgen_leases() WHERE shard = 1", 'held', 30),
+	'and holds its lease again');
+$a->safe_psql('postgres', 'SELECT idgen_next()');
+pass('and mints again');
+($offset, undef, $largest) = offsets();
+cmp_ok(abs($offset), '<', 500, "the latest offset is small again ($offset ms)");
+cmp_ok($largest, '>', 4000, "and the largest seen is kept ($largest ms)");
+
+$a->stop;
+$registry->stop;
+done_testing();
