@@ -40,7 +40,7 @@ PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with
 # idgen in shared_preload_libraries (the pg_cron pattern).
-REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_search_path idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public idgen_convert idgen_partitions idgen_json
+REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_search_path idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public idgen_convert idgen_partitions idgen_json idgen_citus
 # The inputs are read from $(srcdir) (PGXS passes --inputdir=$(srcdir)), the
 # instances and results go in the build directory: both work out of tree.
 REGRESS_OPTS = --temp-config=$(srcdir)/test/idgen.conf --temp-instance=./tmp_check_regress

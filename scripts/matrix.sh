@@ -2,7 +2,7 @@
 # scripts/matrix.sh -- every test suite on every PostgreSQL idgen supports,
 # each from nothing
 #
-#	bash scripts/matrix.sh            # 15, 17, 18 and 19, the package, PGXN
+#	bash scripts/matrix.sh            # 15, 17, 18 and 19, the package, PGXN, Citus
 #	bash scripts/matrix.sh 18         # one version (or several)
 #	bash scripts/matrix.sh deb pgxn   # only the package, only the PGXN archive
 #	bash scripts/matrix.sh --bases    # only make the pristine bases
@@ -22,6 +22,9 @@
 #	      installed into another, preloaded, and the suites run against it
 #	pgxn  bookworm: make dist's zip installed with pgxnclient and checked
 #	      with `pgxn check`
+#	citus17, citus18
+#	      trixie, sid: Citus built from its source archive inside the root
+#	      (scripts/citus.sh), then the citus suite (t/citus/) only
 # Bases are kept under $IDGEN_MATRIX_CACHE and made again when missing, made
 # by an older recipe, or broken; downloaded .debs are kept there too (a cache
 # of downloads: every run still installs them).  A run's mounts and processes
@@ -34,6 +37,9 @@
 #	IDGEN_MATRIX_CACHE      where bases are kept (/var/cache/idgen-matrix)
 #	IDGEN_MATRIX_REBUILD=1  make every base afresh
 #	IDGEN_SUITES, PROVE_TESTS, PROVE_FLAGS, IDGEN_KEEP  passed to scripts/test.sh
+#	IDGEN_CITUS_TARBALL     Citus's source archive for the citus jobs, with
+#	                        its .sha256 beside it (default
+#	                        $IDGEN_ROOT/../shared/vendor/citus-14.0.1.tar.gz)
 
 set -euo pipefail
 
@@ -42,7 +48,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-IDGEN_MATRIX_JOBS=(15 17 18 19 deb pgxn)
+IDGEN_MATRIX_JOBS=(15 17 18 19 deb pgxn citus17 citus18)
 cache=${IDGEN_MATRIX_CACHE:-/var/cache/idgen-matrix}
 # Bump when make_base changes: bases made by an older recipe are made again.
 base_recipe=2
@@ -54,6 +60,7 @@ version_of()
 {
 	case $1 in
 		deb|pgxn) echo 15 ;;
+		citus*) echo "${1#citus}" ;;
 		*) echo "$1" ;;
 	esac
 }
@@ -343,6 +350,26 @@ run_job()
 			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
 				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
 				bash /var/tmp/idgen-src/scripts/pgxn.sh
+			;;
+		citus*)
+			# Citus is a test dependency, never part of the tree: its
+			# archive, checked here and again inside, goes in beside the
+			# outputs, is built there, and only its suite runs
+			local tarball=${IDGEN_CITUS_TARBALL:-$IDGEN_ROOT/../shared/vendor/citus-14.0.1.tar.gz}
+			[ -f "$tarball" ] && [ -f "$tarball.sha256" ] || {
+				idgen_warn "$j: no Citus source archive (and .sha256) at $tarball (IDGEN_CITUS_TARBALL)"
+				return 1
+			}
+			(cd "$(dirname "$tarball")" && sha256sum --quiet -c "$(basename "$tarball").sha256") || {
+				idgen_warn "$j: $tarball does not match its checksum"
+				return 1
+			}
+			cp -- "$tarball" "$tarball.sha256" "$w/out/"
+			copy_tree "$w/src"
+			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
+				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" IDGEN_SUITES=citus \
+				bash -c 'bash /var/tmp/idgen-src/scripts/citus.sh "/var/tmp/idgen-out/$1" &&
+					bash /var/tmp/idgen-src/scripts/test.sh' citus "$(basename "$tarball")"
 			;;
 		15)
 			# Debian 12, the machine the README's two commands are written

@@ -16,6 +16,10 @@
 #	clients    node --test, unittest  test/clients/: node-postgres (npm ci
 #	                                from its lock) and Debian's psycopg on
 #	                                such a cluster
+#	citus      prove                t/citus/*.pl: a Citus coordinator and
+#	                                workers; skipped when Citus is not
+#	                                installed for this server (scripts/citus.sh
+#	                                builds it)
 # Every suite runs even when an earlier one fails; failures print their diffs
 # and log tails, and the exit status is non-zero if any suite failed.
 #
@@ -108,7 +112,7 @@ if ! check_installed; then
 	exit 1
 fi
 
-read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients}"
+read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients citus}"
 declare -A result=()
 
 idgen_workcopy
@@ -205,6 +209,28 @@ if wanted tap; then
 		else
 			for f in "$work"/tmp_check/log/*; do
 				idgen_tail "$f" 40
+			done
+		fi
+	fi
+fi
+
+# ---- idgen on Citus (perl TAP) ----------------------------------------------
+if wanted citus; then
+	if ! compgen -G 't/citus/*.pl' >/dev/null; then
+		result[citus]=SKIP
+	elif [ ! -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
+		idgen_log "citus: Citus is not installed for $PG_CONFIG (bash scripts/citus.sh builds it): skipped"
+		result[citus]=SKIP
+	else
+		# PROVE_TESTS picks files of this suite only when it names some
+		citus_tests='t/citus/*.pl'
+		case " ${PROVE_TESTS:-} " in *" t/citus/"*) citus_tests=$PROVE_TESTS ;; esac
+		citus_args=("PROVE_TESTS=$citus_tests")
+		[ -z "${PROVE_FLAGS:-}" ] || citus_args+=("PROVE_FLAGS=$PROVE_FLAGS")
+		if ! run_make citus REGRESS= ISOLATION= "${citus_args[@]}"; then
+			result[citus]=FAIL
+			for f in "$work"/tmp_check/log/regress_log_*; do
+				idgen_tail "$f" 60
 			done
 		fi
 	fi

@@ -314,3 +314,212 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_clock() IS
 'whether the kernel counts the system clock synchronised, its estimated and maximum error, and how far it is from the lease registry''s';
+-- idgen on Citus.  Every node of a Citus cluster mints the IDs of the
+-- statements that enter it, so every node must preload idgen, with one
+-- layout and shards of its own (or one lease registry for them all); Citus
+-- itself checks none of it.  idgen_citus_check() compares every active
+-- primary node that Citus lists in pg_dist_node, from where it runs (the
+-- coordinator), and returns one row per problem: none when they agree.
+-- Another node is asked over Citus's own connections (master_run_on_worker)
+-- with a query that needs only idgen's settings, not the extension.
+CREATE FUNCTION idgen_citus_check(OUT nodeid integer, OUT node text,
+								  OUT problem text, OUT detail text)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $check$
+DECLARE
+	-- what a node says of itself, as one JSON object
+	probe CONSTANT text := $probe$
+SELECT pg_catalog.json_build_object(
+	'preloaded', EXISTS (SELECT FROM pg_catalog.pg_settings
+						  WHERE name OPERATOR(pg_catalog.=) 'idgen.epoch'),
+	'preload_libraries', pg_catalog.current_setting('shared_preload_libraries'),
+	'extversion', (SELECT extversion FROM pg_catalog.pg_extension
+					WHERE extname OPERATOR(pg_catalog.=) 'idgen'),
+	'extschema', (SELECT n.nspname FROM pg_catalog.pg_extension AS e
+					JOIN pg_catalog.pg_namespace AS n
+					  ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+				   WHERE e.extname OPERATOR(pg_catalog.=) 'idgen'),
+	'epoch', pg_catalog.current_setting('idgen.epoch', true),
+	'epoch_ms', pg_catalog.floor(pg_catalog.date_part('epoch',
+		pg_catalog.current_setting('idgen.epoch', true)::pg_catalog.timestamptz)
+		OPERATOR(pg_catalog.*) 1000),
+	'shard_bits', pg_catalog.current_setting('idgen.shard_bits', true),
+	'sequence_bits', pg_catalog.current_setting('idgen.sequence_bits', true),
+	'shard_id', pg_catalog.current_setting('idgen.shard_id', true),
+	'shard_ids', pg_catalog.current_setting('idgen.shard_ids', true),
+	'leases', (SELECT setting OPERATOR(pg_catalog.<>) '' FROM pg_catalog.pg_settings
+				WHERE name OPERATOR(pg_catalog.=) 'idgen.lease_registry'))::text
+$probe$;
+	local_group integer;
+	local_id integer;
+	names text[];
+	ports integer[];
+	probes text[];
+	facts jsonb := '[]';
+	r record;
+	f jsonb;
+BEGIN
+	IF to_regclass('pg_catalog.pg_dist_node') IS NULL OR
+		to_regclass('pg_catalog.pg_dist_local_group') IS NULL OR
+		to_regprocedure('pg_catalog.master_run_on_worker(text[],integer[],text[],boolean)') IS NULL THEN
+		RAISE EXCEPTION 'Citus is not installed in this database'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'idgen_citus_check() compares the nodes that Citus lists in pg_dist_node.',
+				  HINT = 'Run it on the Citus coordinator, in the database where the extension citus is created.';
+	END IF;
+
+	-- this node: its own settings, read here (no connection to itself)
+	EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO local_group;
+	EXECUTE 'SELECT nodeid FROM pg_catalog.pg_dist_node WHERE groupid = $1 AND noderole = ''primary'''
+		INTO local_id USING local_group;
+	EXECUTE probe INTO f;
+	facts := facts || jsonb_build_array(jsonb_build_object(
+		'nodeid', COALESCE(local_id, 0),
+		'node', COALESCE((SELECT nodename || ':' || nodeport FROM pg_catalog.pg_dist_node AS n
+						   WHERE n.nodeid = local_id),
+						 'this node (not in pg_dist_node)'),
+		'here', true, 'coordinator', local_group = 0, 'ok', true, 'facts', f));
+
+	-- every other active primary, all at once
+	FOR r IN EXECUTE
+		'SELECT nodeid, nodename, nodeport FROM pg_catalog.pg_dist_node
+		  WHERE isactive AND noderole = ''primary'' AND groupid <> $1
+		  ORDER BY nodeid' USING local_group
+	LOOP
+		names := names || r.nodename;
+		ports := ports || r.nodeport;
+		probes := probes || probe;
+	END LOOP;
+	IF names IS NOT NULL THEN
+		FOR r IN EXECUTE
+			'SELECT n.nodeid, n.groupid, w.node_name, w.node_port, w.success, w.result
+			   FROM pg_catalog.master_run_on_worker($1, $2, $3, true) AS w
+			   JOIN pg_catalog.pg_dist_node AS n
+				 ON n.nodename = w.node_name AND n.nodeport = w.node_port
+				AND n.isactive AND n.noderole = ''primary'''
+			USING names, ports, probes
+		LOOP
+			facts := facts || jsonb_build_array(jsonb_build_object(
+				'nodeid', r.nodeid, 'node', r.node_name || ':' || r.node_port,
+				'here', false, 'coordinator', r.groupid = 0, 'ok', r.success,
+				'facts', CASE WHEN r.success THEN r.result::jsonb END,
+				'error', CASE WHEN NOT r.success THEN r.result END));
+		END LOOP;
+	END IF;
+
+	RETURN QUERY
+	WITH n AS (
+		SELECT (x->>'nodeid')::integer AS nodeid, x->>'node' AS node,
+			   (x->>'here')::boolean AS here, (x->>'coordinator')::boolean AS coordinator,
+			   (x->>'ok')::boolean AS ok,
+			   x->>'error' AS error, x->'facts' AS f
+		  FROM jsonb_array_elements(facts) AS x),
+	-- the nodes that run idgen, with the shards each mints for
+	minting AS (
+		SELECT n.nodeid, n.node, n.here,
+			   COALESCE((n.f->>'leases')::boolean, false) AS leases,
+			   n.f->>'extschema' AS extschema,
+			   ARRAY(SELECT DISTINCT s
+					   FROM regexp_split_to_table(
+							  concat_ws(',', n.f->>'shard_id', n.f->>'shard_ids'), '\s*,\s*') AS e,
+							LATERAL generate_series(
+							  btrim(split_part(e, '-', 1))::integer,
+							  COALESCE(NULLIF(btrim(split_part(e, '-', 2)), ''),
+									   btrim(split_part(e, '-', 1)))::integer) AS s
+					  WHERE btrim(e) <> ''
+					  ORDER BY s) AS shards
+		  FROM n
+		 WHERE n.ok AND (n.f->>'preloaded')::boolean),
+	-- what the others are compared with: the coordinator, else this node
+	ref AS (
+		SELECT * FROM n WHERE n.ok AND (n.f->>'preloaded')::boolean
+		   AND (n.coordinator OR n.here)
+		 ORDER BY n.coordinator DESC LIMIT 1),
+	layout(setting, key, shown) AS (
+		VALUES ('idgen.epoch', 'epoch_ms', 'epoch'),
+			   ('idgen.shard_bits', 'shard_bits', 'shard_bits'),
+			   ('idgen.sequence_bits', 'sequence_bits', 'sequence_bits')),
+	problems AS (
+		SELECT n.nodeid, n.node, 'unreachable'::text AS problem,
+			   format('The check could not ask this node: %s', n.error) AS detail
+		  FROM n WHERE NOT n.ok
+		UNION ALL
+		SELECT n.nodeid, n.node, 'idgen not preloaded',
+			   format('shared_preload_libraries is %L here: every statement that mints or decodes an ID on this node fails.  Add idgen to it and restart the node.',
+					  n.f->>'preload_libraries')
+		  FROM n WHERE n.ok AND NOT (n.f->>'preloaded')::boolean
+		UNION ALL
+		SELECT n.nodeid, n.node, 'extension missing',
+			   format('The extension idgen is not created here (version %s on %s).',
+					  ref.f->>'extversion', ref.node)
+		  FROM n, ref
+		 WHERE n.ok AND n.nodeid <> ref.nodeid AND ref.f->>'extversion' IS NOT NULL
+		   AND n.f->>'extversion' IS NULL
+		UNION ALL
+		SELECT n.nodeid, n.node, 'layout differs',
+			   format('%s is %s here, %s on %s: the IDs of two layouts collide and do not sort together, and min_id_at() evaluated here bounds other IDs than on %s.',
+					  l.setting, n.f->>l.shown, ref.f->>l.shown, ref.node, ref.node)
+		  FROM n, ref, layout AS l
+		 WHERE n.ok AND n.nodeid <> ref.nodeid AND (n.f->>'preloaded')::boolean
+		   AND (n.f->>l.key) IS DISTINCT FROM (ref.f->>l.key)
+		UNION ALL
+		SELECT a.nodeid, a.node, 'shard repeated',
+			   format('%s also minted for by node %s (%s): the two nodes mint the same IDs.  Give each node shards of its own (idgen.shard_id, idgen.shard_ids), or one lease registry to all.',
+					  CASE WHEN cardinality(common) = 1 THEN 'shard ' || common[1] || ' is'
+						   ELSE 'shards ' || array_to_string(common, ', ') || ' are' END,
+					  b.nodeid, b.node)
+		  FROM minting AS a
+		  JOIN minting AS b ON a.nodeid <> b.nodeid,
+			   LATERAL (SELECT ARRAY(SELECT unnest(a.shards) INTERSECT SELECT unnest(b.shards)
+									  ORDER BY 1) AS common) AS c
+		 WHERE cardinality(common) > 0 AND NOT (a.leases AND b.leases))
+	SELECT p.nodeid, p.node, p.problem, p.detail
+	  FROM problems AS p
+	 ORDER BY p.nodeid, p.problem, p.detail;
+END
+$check$;
+
+COMMENT ON FUNCTION idgen_citus_check() IS
+'on a Citus coordinator: every node that preloads idgen differently, with another layout, or with a shard another node mints for';
+
+-- Citus creates the extension on every node, on a node citus_add_node adds
+-- too, before it places a shard there or lets a statement in (and with
+-- node metadata already copied to it).  There this script refuses a node
+-- that disagrees with the others, and citus_add_node fails with the
+-- reason: the node never mints, never stores a row.  Problems of other
+-- nodes are only warned about.  Without Citus, nothing happens.
+DO $guard$
+DECLARE
+	here integer;
+	mine text;
+	others text;
+BEGIN
+	IF pg_catalog.to_regclass('pg_catalog.pg_dist_node') IS NULL OR
+		pg_catalog.to_regprocedure('pg_catalog.master_run_on_worker(text[],integer[],text[],boolean)') IS NULL THEN
+		RETURN;
+	END IF;
+	EXECUTE 'SELECT n.nodeid FROM pg_catalog.pg_dist_node AS n, pg_catalog.pg_dist_local_group AS g
+			  WHERE n.groupid = g.groupid AND n.noderole = ''primary'''
+		INTO here;
+	SELECT pg_catalog.string_agg(c.problem || ': ' || c.detail, E'\n' ORDER BY c.problem, c.detail)
+			 FILTER (WHERE c.nodeid = COALESCE(here, 0)),
+		   pg_catalog.string_agg(c.node || ': ' || c.problem || ': ' || c.detail, E'\n' ORDER BY c.nodeid)
+			 FILTER (WHERE c.nodeid <> COALESCE(here, 0))
+	  INTO mine, others
+	  FROM idgen_citus_check() AS c
+	 WHERE c.problem <> 'extension missing';	-- not yet, while Citus creates it
+	IF others IS NOT NULL THEN
+		RAISE WARNING 'other nodes of this Citus cluster disagree with this one about idgen'
+			USING DETAIL = others,
+				  HINT = 'SELECT * FROM idgen_citus_check() on the coordinator lists them.';
+	END IF;
+	IF mine IS NOT NULL THEN
+		RAISE EXCEPTION 'this node disagrees with the other nodes of its Citus cluster about idgen'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = mine,
+				  HINT = 'Give this node the others'' idgen settings (the same layout, shards of its own) and restart it, then create the extension (or add the node) again.';
+	END IF;
+END
+$guard$;
