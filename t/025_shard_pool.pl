@@ -17,6 +17,8 @@
 #    no free shard, claims the frozen one's above its IDs; the frozen one,
 #    resumed, never mints for that shard again, until a new claim of a
 #    shard given back, above the fifth's IDs.
+#  - A claim committed whose answer was lost (the worker killed meanwhile,
+#    the server restarted after a crash) is claimed again, not leaked.
 
 use strict;
 use warnings;
@@ -220,6 +222,10 @@ my $s1_shard = held_shard($s1);
 my $s1_owner = $registry->safe_psql('postgres',
 	"SELECT owner FROM idgen_lease WHERE shard = $s1_shard");
 my $log_offset = -s $s1->logfile;
+# the end of its lease as the registry has it before the crash (at least
+# two thirds of a lease ahead): reclaimed before it, not taken after it
+my $s1_until = $registry->safe_psql('postgres',
+	"SELECT valid_until FROM idgen_lease WHERE shard = $s1_shard");
 my $backend = $s1->background_psql('postgres');
 my $backend_pid = $backend->query_safe('SELECT pg_backend_pid()');
 kill 'KILL', $backend_pid;
@@ -229,11 +235,11 @@ ok($s1->wait_for_log(qr/all server processes terminated; reinitializing/, $log_o
 $s1->poll_query_until('postgres', 'SELECT shard IS NOT NULL FROM idgen_stats')
   or die 's1 claimed no shard after its crash restart';
 is(held_shard($s1), $s1_shard, 'a crash restart reclaims its own shard');
-# its own row, renewed at once: not taken again once the lease ended
+is( $s1->safe_psql('postgres',
+		"SELECT since < '$s1_until' FROM idgen_leases()"),
+	't', 'before its lease of before the crash ended');
 ok($s1->log_contains("idgen holds the lease on shard $s1_shard", $log_offset),
 	'as its own lease, renewed');
-ok(!$s1->log_contains("idgen took the lease on shard $s1_shard", $log_offset),
-	'not taken over once it ended');
 is( $registry->safe_psql('postgres',
 		"SELECT owner FROM idgen_lease WHERE shard = $s1_shard"),
 	$s1_owner, 'under the same owner');
@@ -294,6 +300,49 @@ my @again = mint($s1, 500, name => 's1 mints for it again');
 cmp_ok(min_id(\@again), '>', max_id(\@s5_ids), 'above every ID s5 stamped');
 check_ids([ @{ $ids{s1} }, @s5_ids, @again ], "shard $s1_shard over s1 and s5");
 
-$_->stop foreach @four;
+# --------------------------------------------------------------------------
+# A claim the registry committed whose answer never reached the server:
+# its lease worker is killed while the COMMIT sleeps, so the server
+# restarts after a crash with its owner token.  It does not mint for the
+# shard until it claims it again, and claims that row, not another.
+
+my $s4_shard = held_shard($four[3]);
+$four[3]->stop;
+my $s5_port = $s5->port;
+$registry->safe_psql(
+	'postgres', qq{
+CREATE FUNCTION slow_claim() RETURNS trigger LANGUAGE plpgsql AS
+  \$\$BEGIN PERFORM pg_sleep(2); RETURN NULL; END\$\$;
+CREATE CONSTRAINT TRIGGER slow_claim AFTER UPDATE ON idgen_lease
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+  WHEN (NEW.owner IS NOT NULL AND OLD.owner IS DISTINCT FROM NEW.owner
+        AND NEW.owner_name LIKE '% port $s5_port,%')
+  EXECUTE FUNCTION slow_claim()});
+$log_offset = -s $s5->logfile;
+$s5->start;
+$registry->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'idgen lease' AND wait_event = 'PgSleep'"
+) or die 's5\'s claim did not reach its COMMIT';
+kill 'KILL', $s5->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen lease'");
+ok($s5->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset),
+	's5 restarts after a crash while its claim commits');
+$registry->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
+$registry->safe_psql('postgres', 'DROP TRIGGER slow_claim ON idgen_lease');
+is( $registry->safe_psql('postgres',
+		"SELECT string_agg(shard::text, ',') FROM idgen_lease WHERE owner_name LIKE '% port $s5_port,%' AND owner IS NOT NULL"
+	),
+	$s4_shard,
+	'the registry committed the claim');
+$s5->poll_query_until('postgres', 'SELECT shard IS NOT NULL FROM idgen_stats')
+  or die 's5 claimed no shard after its crash restart';
+is(held_shard($s5), $s4_shard, 's5 claims the row it never heard it had');
+my @s5_more = mint($s5, 500, name => 's5 mints');
+cmp_ok(min_id(\@s5_more), '>', max_id($ids{s4}),
+	'above the IDs of the shard\'s previous owner');
+
+$s5->stop;
+$_->stop foreach @four[ 0 .. 2 ];
 $registry->stop;
 done_testing();
