@@ -655,8 +655,13 @@ settle_pool(void)
 	}
 	claiming = false;
 	claimed_shard = -1;
-	/* leases no longer wanted and not held go */
-	refresh_wanted();
+	/* leases no longer wanted and not held go; leases outlive the round */
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		refresh_wanted();
+		MemoryContextSwitchTo(old);
+	}
 }
 
 /*
