@@ -263,9 +263,11 @@ BEGIN
 END
 $convert$;
 
--- idgen_stats gains layout_ends: when the layout runs out.  The view is
--- made again over the new function; 1.1's function with one column fewer
--- keeps working with this library.
+-- idgen_stats gains layout_ends: when the layout runs out; and shard and
+-- shard_since: the shard idgen_next() mints for (with idgen.shard_pool, the
+-- one claimed) and since when its lease is held.  The view is made again
+-- over the new function; 1.1's function with fewer columns keeps working
+-- with this library.
 DROP VIEW idgen_stats;
 DROP FUNCTION idgen_stats();
 
@@ -283,7 +285,9 @@ CREATE FUNCTION idgen_stats(
 	OUT fence_ahead_ms bigint,
 	OUT fence_advances bigint,
 	OUT fence_waits bigint,
-	OUT layout_ends timestamptz)
+	OUT layout_ends timestamptz,
+	OUT shard integer,
+	OUT shard_since timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'idgen_stats'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
@@ -523,3 +527,18 @@ BEGIN
 	END IF;
 END
 $guard$;
+
+-- idgen_leases gains since: when this server's lease on the shard began
+-- (a take, a claim from idgen.shard_pool, or the first renewal after a
+-- restart).  1.1's function with one column fewer keeps working.
+DROP FUNCTION idgen_leases();
+
+CREATE FUNCTION idgen_leases(OUT shard integer, OUT state text,
+                             OUT valid_until timestamptz,
+                             OUT since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_leases'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_leases() IS
+'this server''s lease on each shard it owns, or with idgen.shard_pool on the shard it claimed: held, expired, pending, not held or claiming, the last millisecond it may stamp, and since when it holds the lease';

@@ -123,6 +123,8 @@ SELECT bool_and(id > prev_id) AS insert_order_is_key_order
 \d idgen_stats
 -- when the default layout runs out: 2^41 ms after 2026-01-01 UTC
 SELECT layout_ends = timestamptz '2095-09-07 15:47:35.552+00' AS layout_ends_right FROM idgen_stats;
+-- the shard idgen_next() mints for; without leases, held since no time
+SELECT shard, shard_since IS NULL AS no_lease FROM idgen_stats;
 \d idgen_stats_backends
 SELECT count(*) AS rows FROM idgen_stats;
 SELECT minted AS minted_before FROM idgen_stats \gset

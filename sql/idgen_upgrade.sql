@@ -91,6 +91,9 @@ CREATE EXTENSION idgen VERSION '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
 SELECT idgen_to_text(4194309127, 'evt') AS a_1_1_function,
        to_regprocedure('idgen_row_to_json(record)') IS NULL AS no_1_2_function;
+-- this library serves 1.1's idgen_stats and idgen_leases, with fewer columns
+SELECT count(*) AS stats_rows FROM idgen_stats;
+SELECT count(*) AS lease_rows FROM idgen_leases();
 ALTER EXTENSION idgen UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
 CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();

@@ -154,11 +154,33 @@ idgen_shmem_startup(void)
 
 /* ---- SQL-callable functions ---- */
 
+/*
+ * The shard idgen_next() mints for: idgen.shard_id (checked against the
+ * layout when it was set), or with a pool the claimed one.  Without a pool
+ * this costs one predictable branch.
+ */
+static inline int32
+default_shard(void)
+{
+	if (unlikely(idgen_pool_on))
+		return idgen_pool_shard();
+	return idgen_shard_id;
+}
+
+/* A shard a caller names: one this node owns, or with a pool the claimed one. */
+static void
+check_shard(int32 shard)
+{
+	if (idgen_pool_on)
+		idgen_pool_check_shard(shard);
+	else
+		idgen_shard_check_owned(shard);
+}
+
 Datum
 idgen_next(PG_FUNCTION_ARGS)
 {
-	/* idgen.shard_id was checked against the layout when it was set */
-	PG_RETURN_INT64(idgen_mint(idgen_shard_id));
+	PG_RETURN_INT64(idgen_mint(default_shard()));
 }
 
 Datum
@@ -167,7 +189,7 @@ idgen_next_shard(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 
 	idgen_check_preloaded();
-	idgen_shard_check_owned(shard);
+	check_shard(shard);
 	PG_RETURN_INT64(idgen_mint(shard));
 }
 
@@ -195,7 +217,9 @@ next_n(FunctionCallInfo fcinfo, int32 shard)
 						   idgen_max_lead),
 				 errhint("Ask for several smaller blocks.")));
 	if (PG_NARGS() > 1)
-		idgen_shard_check_owned(shard);
+		check_shard(shard);
+	else
+		shard = default_shard();
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	first = idgen_mint_block(shard, n);
@@ -211,7 +235,7 @@ next_n(FunctionCallInfo fcinfo, int32 shard)
 Datum
 idgen_next_n(PG_FUNCTION_ARGS)
 {
-	return next_n(fcinfo, idgen_shard_id);
+	return next_n(fcinfo, -1);		/* the default shard, chosen in next_n */
 }
 
 Datum

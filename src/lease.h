@@ -37,6 +37,14 @@ extern IDGEN_HOT_GLOBAL bool idgen_leases_on;
 extern IDGEN_HOT_GLOBAL pg_atomic_uint64 *idgen_lease_ends;
 
 /*
+ * idgen.shard_pool is set (leases are then on): idgen_next() mints for the
+ * shard the lease worker claimed, published in one word, or IDGEN_POOL_NONE.
+ */
+#define IDGEN_POOL_NONE			PG_UINT32_MAX
+extern IDGEN_HOT_GLOBAL bool idgen_pool_on;
+extern IDGEN_HOT_GLOBAL pg_atomic_uint32 *idgen_pool_word;
+
+/*
  * The end of this server's lease on shard.  The read barrier orders it
  * after the caller's read of the generator's state: a lease given back
  * after that state was read is seen (lease_worker.c, stop_minting).
@@ -51,6 +59,28 @@ idgen_lease_end(int32 shard)
 /* For minting (generator.c). */
 extern bool idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us);
 extern void idgen_lease_error(int32 shard);
+
+/* For minting with a pool (idgen.c). */
+extern int32 idgen_pool_wait(void);
+
+/*
+ * The shard claimed from the pool, waiting for one up to idgen.max_wait.
+ * Its lease's end was published before it (lease_gate.c); the read barrier
+ * of idgen_lease_end orders the mint's read of that end after this one.
+ */
+static inline int32
+idgen_pool_shard(void)
+{
+	uint32		shard = pg_atomic_read_u32(idgen_pool_word);
+
+	if (unlikely(shard == IDGEN_POOL_NONE))
+		return idgen_pool_wait();
+	return (int32) shard;
+}
+
+extern int32 idgen_pool_held(void);
+extern void idgen_pool_check_shard(int32 shard);
+extern TimestampTz idgen_lease_since(int32 shard);
 
 /* For _PG_init (through idgen_lease_register) and the shared memory hooks. */
 extern void idgen_lease_gate_init(void);
@@ -77,6 +107,7 @@ extern void idgen_lease_note_registry_clock(int64 offset_us, int64 error_us);
 extern const char *idgen_lease_owner(void);
 extern void idgen_lease_publish(int32 shard, uint64 end);
 extern void idgen_lease_close(int32 shard);
+extern void idgen_lease_set_pool_shard(int32 shard);
 extern void idgen_lease_set_worker_latch(Latch *latch);
 extern bool idgen_lease_asked(void);
 extern void idgen_lease_clear_asked(void);

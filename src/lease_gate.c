@@ -11,6 +11,12 @@
  * message saying why.  The gate is below the generator: it calls nothing
  * in generator.c, and nothing that talks to the registry.
  *
+ * With idgen.shard_pool, one more word says which shard the worker claimed
+ * from the pool.  The worker publishes the shard's end first, then, after
+ * a write barrier, the shard; a minter reads the shard, then (the read
+ * barrier of idgen_lease_end) its end.  So a minter never sees the shard
+ * without the end the registry committed for it.
+ *
  * Copyright (c) 2026, The idgen Authors
  *
  * IDENTIFICATION
@@ -31,6 +37,7 @@
 #include "layout.h"
 #include "lease.h"
 #include "settings.h"
+#include "shard.h"
 #include "wait_event.h"
 
 /* A lease array indexed by shard: 2^16 shards take 512 kB. */
@@ -38,6 +45,8 @@
 
 bool		idgen_leases_on = false;
 pg_atomic_uint64 *idgen_lease_ends = NULL;
+bool		idgen_pool_on = false;
+pg_atomic_uint32 *idgen_pool_word = NULL;
 
 typedef struct IdgenLeaseShared
 {
@@ -47,11 +56,19 @@ typedef struct IdgenLeaseShared
 	IdgenRegistryClock clock;	/* measured_at 0: not yet */
 	ConditionVariable cv;		/* broadcast when a lease's end moves */
 	pg_atomic_uint32 wanted;	/* a minter waits for a lease */
+	pg_atomic_uint32 pool_shard;	/* claimed from the pool, or
+									 * IDGEN_POOL_NONE */
 	int			nshards;
-	pg_atomic_uint64 ends[FLEXIBLE_ARRAY_MEMBER];	/* by shard */
+	pg_atomic_uint64 ends[FLEXIBLE_ARRAY_MEMBER];	/* by shard, then since */
 } IdgenLeaseShared;
 
 static IdgenLeaseShared *lease_shared = NULL;
+
+/*
+ * By shard, after the ends: when this server's lease began, as a
+ * TimestampTz; 0 while it holds none.  Read by SQL only.
+ */
+static pg_atomic_uint64 *lease_since = NULL;
 
 /* Made by the postmaster once, so a crash restart keeps it. */
 static char owner_token[33];
@@ -65,6 +82,16 @@ idgen_lease_gate_init(void)
 	uint8		token[16];
 
 	idgen_leases_on = idgen_lease_registry != NULL && idgen_lease_registry[0] != '\0';
+	idgen_pool_on = idgen_shard_pool_set();
+	if (idgen_pool_on && !idgen_leases_on)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" needs \"%s\"",
+						"idgen.shard_pool", "idgen.lease_registry"),
+				 errdetail("A server claims its shard of the pool in the lease registry, which hands each shard to one server at a time."),
+				 errhint("Set \"%s\", or name this server's shard in \"%s\" and leave \"%s\" empty.",
+						 "idgen.lease_registry", "idgen.shard_id",
+						 "idgen.shard_pool")));
 	if (!idgen_leases_on)
 		return;
 	if (idgen_layout.shard_bits > MAX_LEASE_SHARD_BITS)
@@ -93,7 +120,7 @@ idgen_lease_shmem_size(void)
 	if (!idgen_leases_on)
 		return 0;
 	return add_size(offsetof(IdgenLeaseShared, ends),
-					mul_size(sizeof(pg_atomic_uint64),
+					mul_size(2 * sizeof(pg_atomic_uint64),
 							 (Size) 1 << idgen_layout.shard_bits));
 }
 
@@ -115,11 +142,14 @@ idgen_lease_shmem_startup(void)
 		memset(&lease_shared->clock, 0, sizeof(lease_shared->clock));
 		ConditionVariableInit(&lease_shared->cv);
 		pg_atomic_init_u32(&lease_shared->wanted, 0);
+		pg_atomic_init_u32(&lease_shared->pool_shard, IDGEN_POOL_NONE);
 		lease_shared->nshards = 1 << idgen_layout.shard_bits;
-		for (int i = 0; i < lease_shared->nshards; i++)
+		for (int i = 0; i < 2 * lease_shared->nshards; i++)
 			pg_atomic_init_u64(&lease_shared->ends[i], IDGEN_LEASE_PENDING);
 	}
 	idgen_lease_ends = lease_shared->ends;
+	lease_since = lease_shared->ends + lease_shared->nshards;
+	idgen_pool_word = &lease_shared->pool_shard;
 }
 
 /* ---- minting ---- */
@@ -219,6 +249,79 @@ idgen_lease_registry_clock(IdgenRegistryClock *clock)
 	return clock->measured_at != 0;
 }
 
+/* ---- minting with a pool ---- */
+
+/*
+ * Wait for the lease worker to claim a shard of the pool, up to
+ * idgen.max_wait, as a mint waits for its lease; the shard, or an error.
+ */
+int32
+idgen_pool_wait(void)
+{
+	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_LEASE);
+	instr_time	start;
+	instr_time	now;
+	uint32		shard;
+
+	INSTR_TIME_SET_CURRENT(start);
+	ConditionVariablePrepareToSleep(&lease_shared->cv);
+	for (;;)
+	{
+		shard = pg_atomic_read_u32(&lease_shared->pool_shard);
+		if (shard != IDGEN_POOL_NONE)
+			break;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MICROSEC(now) >= (int64) idgen_max_wait * 1000)
+			break;
+		wake_lease_worker();
+		(void) ConditionVariableTimedSleep(&lease_shared->cv, 10,
+										   wait_event_info);
+	}
+	ConditionVariableCancelSleep();
+	if (shard == IDGEN_POOL_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not claim a shard of \"%s\" within \"%s\" (%d ms)",
+						"idgen.shard_pool", "idgen.max_wait", idgen_max_wait),
+				 errdetail("With \"%s\" set, this server mints only for a shard of the pool whose lease it holds, and it holds none.",
+						   "idgen.shard_pool"),
+				 errhint("Check the server log for messages of the \"idgen lease\" worker, that the lease registry is reachable, and that some shard of the pool is free.")));
+	return (int32) shard;
+}
+
+/* The shard claimed from the pool now, or -1: no wait. */
+int32
+idgen_pool_held(void)
+{
+	uint32		shard = pg_atomic_read_u32(&lease_shared->pool_shard);
+
+	return shard == IDGEN_POOL_NONE ? -1 : (int32) shard;
+}
+
+/* With a pool, the one shard a caller may name is the claimed one. */
+void
+idgen_pool_check_shard(int32 shard)
+{
+	int32		held = idgen_pool_shard();
+
+	if (shard != held)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shard %d is not the shard this server claimed", shard),
+				 errdetail("With \"%s\" set, this server mints only for the shard it claimed from the pool, now %d.",
+						   "idgen.shard_pool", held),
+				 errhint("Call idgen_next() without a shard, or mint on the server that holds shard %d.",
+						 shard)));
+}
+
+/* When this server's lease on shard began; 0 while it holds none. */
+TimestampTz
+idgen_lease_since(int32 shard)
+{
+	return (TimestampTz) pg_atomic_read_u64(&lease_since[shard]);
+}
+
 /* ---- for the lease worker ---- */
 
 void
@@ -247,7 +350,26 @@ idgen_lease_owner(void)
 void
 idgen_lease_publish(int32 shard, uint64 end)
 {
+	uint64		old = pg_atomic_read_u64(&lease_shared->ends[shard]);
+
+	if (end <= IDGEN_LEASE_NOT_HELD)
+		pg_atomic_write_u64(&lease_since[shard], 0);
+	else if (old <= IDGEN_LEASE_NOT_HELD)
+		pg_atomic_write_u64(&lease_since[shard], (uint64) GetCurrentTimestamp());
 	pg_atomic_write_u64(&lease_shared->ends[shard], end);
+	ConditionVariableBroadcast(&lease_shared->cv);
+}
+
+/*
+ * The shard claimed from the pool, whose end the worker published first;
+ * -1 for none, after which minters wait for the next claim.
+ */
+void
+idgen_lease_set_pool_shard(int32 shard)
+{
+	pg_write_barrier();
+	pg_atomic_write_u32(&lease_shared->pool_shard,
+						shard < 0 ? IDGEN_POOL_NONE : (uint32) shard);
 	ConditionVariableBroadcast(&lease_shared->cv);
 }
 
@@ -259,6 +381,7 @@ void
 idgen_lease_close(int32 shard)
 {
 	pg_atomic_write_u64(&lease_shared->ends[shard], IDGEN_LEASE_NOT_HELD);
+	pg_atomic_write_u64(&lease_since[shard], 0);
 }
 
 /* The latch minters set when they wait for a lease; NULL when it exits. */

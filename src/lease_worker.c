@@ -26,6 +26,17 @@
  * are the new ends established and published.  Stopping a shard's minting
  * never waits for the registry: it is always safe.
  *
+ * With idgen.shard_pool, the server names no shard: a round that finds it
+ * holding none claims one.  In the round's transaction, one statement
+ * picks and locks a row of the pool that is this server's own (a crash
+ * restart keeps the token), free or ended, skipping rows another round has
+ * locked; the shard then goes through the same plan as any lease due
+ * (a take above the previous owner's valid_until, or this server's own row
+ * renewed and established above its previous_until), and is published
+ * only once that committed.  Two servers can never both take one row: the
+ * second either skips it while it is locked, or reads it, under the lock,
+ * already owned and not ended.
+ *
  * Copyright (c) 2026, The idgen Authors
  *
  * IDENTIFICATION
@@ -85,6 +96,34 @@ static const char *const giving_back_sql =
 static const char *const add_rows_sql =
 "INSERT INTO public.idgen_lease (shard) SELECT unnest($1::integer[]) "
 "ON CONFLICT (shard) DO NOTHING";
+
+/* A pool's rows not yet there, ascending, so that two claims cannot deadlock. */
+static const char *const add_pool_rows_sql =
+"INSERT INTO public.idgen_lease (shard) "
+"SELECT s FROM unnest($1::integer[], $2::integer[]) AS r (lo, hi), "
+"generate_series(r.lo, r.hi) AS s "
+"WHERE NOT EXISTS (SELECT FROM public.idgen_lease AS l WHERE l.shard = s) "
+"ORDER BY s ON CONFLICT (shard) DO NOTHING";
+
+/*
+ * The claim: one row of the pool, locked, that plan_lease will take or
+ * renew: this server's own first (a crash restart finds its row again),
+ * then free or ended rows, the least recently stamped first, none stamped
+ * further ahead of the registry's clock than idgen.max_lead ($4), which
+ * plan_lease would refuse.  In READ COMMITTED a row another claim changed
+ * meanwhile is checked again, as it is now, once locked.
+ */
+static const char *const claim_sql =
+"SELECT l.shard FROM public.idgen_lease AS l "
+"WHERE l.shard IN (SELECT s FROM unnest($1::integer[], $2::integer[]) AS r (lo, hi), "
+"generate_series(r.lo, r.hi) AS s) "
+"AND (l.owner = $3 OR ((l.owner IS NULL OR l.valid_until IS NULL "
+"OR l.valid_until < clock_timestamp()) "
+"AND coalesce(GREATEST(l.valid_until, l.stamped_until), '-infinity') <= "
+"clock_timestamp() + $4::bigint * interval '1 millisecond')) "
+"ORDER BY l.owner IS NOT DISTINCT FROM $3 DESC, "
+"GREATEST(l.valid_until, l.stamped_until) NULLS FIRST, l.shard "
+"LIMIT 1 FOR UPDATE OF l SKIP LOCKED";
 
 static const char *const lock_rows_sql =
 "SELECT shard, owner, owner_name, "
@@ -220,6 +259,13 @@ static int	nleases = 0;
 static bool registry_failing = false;
 static bool clocks_disagree = false;	/* why the last round failed */
 
+/* With a pool: the shard held (published), or -1. */
+static int32 pool_shard = -1;
+/* This round claims a shard of the pool; the one it found, or -1. */
+static bool claiming = false;
+static int32 claimed_shard = -1;
+static bool pool_warned = false;	/* "no shard of the pool is free" */
+
 /* The layout's milliseconds to Unix microseconds and back. */
 static int64
 ms_to_unix_us(int64 ms)
@@ -254,12 +300,26 @@ publish_end(ShardLease *lease, uint64 end)
 	idgen_lease_publish(lease->shard, end);
 }
 
-/* The shards in the settings now, merged into leases. */
+/*
+ * The shards this server wants: those in its settings, or with a pool the
+ * one it claimed.
+ */
+static int
+wanted_shards(int32 **shards)
+{
+	if (!idgen_pool_on)
+		return idgen_owned_shards(shards);
+	*shards = palloc(sizeof(int32));
+	(*shards)[0] = pool_shard;
+	return pool_shard >= 0 ? 1 : 0;
+}
+
+/* The shards wanted now, merged into leases. */
 static void
 refresh_wanted(void)
 {
 	int32	   *owned;
-	int			nowned = idgen_owned_shards(&owned);
+	int			nowned = wanted_shards(&owned);
 	ShardLease *merged = palloc(sizeof(ShardLease) * (nowned + nleases));
 	int			n = 0;
 	int			i = 0;
@@ -466,6 +526,145 @@ plan_lease(ShardLease *lease, const LeaseRow *row, bool giving_back_all,
 	lease->row_until = lease->new_end - 1;
 }
 
+/* A lease for shard in leases (ascending), wanted, not yet planned. */
+static void
+want_lease(int32 shard)
+{
+	int			i = 0;
+
+	while (i < nleases && leases[i].shard < shard)
+		i++;
+	if (i < nleases && leases[i].shard == shard)
+	{
+		leases[i].wanted = true;
+		return;
+	}
+	leases = leases ? repalloc(leases, sizeof(ShardLease) * (nleases + 1)) :
+		MemoryContextAlloc(TopMemoryContext, sizeof(ShardLease));
+	memmove(&leases[i + 1], &leases[i], sizeof(ShardLease) * (nleases - i));
+	leases[i] = (ShardLease)
+	{
+		.shard = shard,.wanted = true,.end = idgen_lease_end(shard),
+			.action = LEASE_NONE,.floor = -1
+	};
+	nleases++;
+}
+
+/*
+ * In the exchange's transaction, before the rows are locked: claim a shard
+ * of the pool, its row locked until the commit, and add it to the leases
+ * due.  Finding none free is not a failure: the next round looks again.
+ */
+static bool
+claim_pool_shard(const char **due_shards, int64 deadline, char **error)
+{
+	int32	   *lo;
+	int32	   *hi;
+	int			n = idgen_shard_pool_ranges(&lo, &hi);
+	StringInfoData los;
+	StringInfoData his;
+	const char *params[4];
+	PGresult   *rows;
+
+	claimed_shard = -1;
+	initStringInfo(&los);
+	initStringInfo(&his);
+	for (int i = 0; i < n; i++)
+	{
+		appendStringInfo(&los, "%s%d", i ? "," : "{", lo[i]);
+		appendStringInfo(&his, "%s%d", i ? "," : "{", hi[i]);
+	}
+	appendStringInfoChar(&los, '}');
+	appendStringInfoChar(&his, '}');
+	params[0] = los.data;
+	params[1] = his.data;
+	if (!idgen_registry_command(add_pool_rows_sql, 2, params, deadline, error))
+		return false;
+	params[2] = idgen_lease_owner();
+	params[3] = psprintf("%d", idgen_max_lead);
+	rows = idgen_registry_exec(claim_sql, 4, params, deadline, error);
+	if (rows == NULL)
+		return false;
+	if (PQntuples(rows) == 0)
+	{
+		if (!pool_warned)
+			ereport(WARNING,
+					(errmsg("no shard of \"%s\" is free in the idgen lease registry",
+							"idgen.shard_pool"),
+					 errdetail("Every shard of the pool is leased to another server, or being claimed by one; this server looks again every %d ms meanwhile, and does not mint.",
+							   (int) (lease_rhythm().retry_us / 1000)),
+					 errhint("Make \"%s\" larger, or stop a server that uses it.",
+							 "idgen.shard_pool")));
+		pool_warned = true;
+		PQclear(rows);
+		return true;
+	}
+	claimed_shard = pg_strtoint32(PQgetvalue(rows, 0, 0));
+	PQclear(rows);
+	want_lease(claimed_shard);
+	if (strcmp(*due_shards, "{}") == 0)
+		*due_shards = psprintf("{%d}", claimed_shard);
+	else
+		*due_shards = psprintf("%.*s,%d}", (int) strlen(*due_shards) - 1,
+							   *due_shards, claimed_shard);
+	return true;
+}
+
+/*
+ * After a round, with a pool: a claim becomes the shard minters use once
+ * its end was published; a claim not known to have committed is forgotten
+ * (the row, if it did commit, names this server and ends with its lease:
+ * the next claim finds it first); a shard found another's is let go, and
+ * the next round claims again.
+ */
+static void
+settle_pool(void)
+{
+	ShardLease *claimed = NULL;
+	ShardLease *held = NULL;
+
+	for (int i = 0; i < nleases; i++)
+	{
+		if (leases[i].shard == claimed_shard)
+			claimed = &leases[i];
+		if (leases[i].shard == pool_shard)
+			held = &leases[i];
+	}
+	if (claiming && claimed != NULL)
+	{
+		if (claimed->end > IDGEN_LEASE_NOT_HELD)
+		{
+			pool_shard = claimed_shard;
+			idgen_lease_set_pool_shard(pool_shard);
+			pool_warned = false;
+			ereport(LOG,
+					(errmsg("idgen claimed shard %d of \"%s\"",
+							pool_shard, "idgen.shard_pool")));
+		}
+		else
+			claimed->wanted = false;
+	}
+	else if (held != NULL && held->end == IDGEN_LEASE_NOT_HELD)
+	{
+		/* minting stopped when the round found it another's */
+		ereport(WARNING,
+				(errmsg("idgen lost the lease on shard %d of \"%s\"; it claims another",
+						pool_shard, "idgen.shard_pool"),
+				 errdetail("Another server took the shard after this server's lease ended unrenewed.")));
+		idgen_lease_set_pool_shard(-1);
+		pool_shard = -1;
+	}
+	claiming = false;
+	claimed_shard = -1;
+	/* leases no longer wanted and not held go; leases outlive the round */
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		refresh_wanted();
+		MemoryContextSwitchTo(old);
+	}
+}
+
 /*
  * This server's clock against the registry's, NTP-style: the registry read
  * its clock somewhere within the round trip, taken to be halfway, give or
@@ -537,6 +736,9 @@ exchange(const char *due_shards, bool giving_back_all, int64 last_ms,
 	if (!idgen_registry_ready(deadline, rhythm->registry_ms, error) ||
 		!compare_clocks(!giving_back_all, deadline, error) ||
 		!idgen_registry_begin(deadline, error))
+		return false;
+	/* with a pool and no shard held: claim one, its row locked until COMMIT */
+	if (claiming && !claim_pool_shard(&due_shards, deadline, error))
 		return false;
 	params[0] = due_shards;
 	if (!idgen_registry_command(add_rows_sql, 1, params, deadline, error))
@@ -739,8 +941,13 @@ lease_round(bool giving_back_all)
 			appendStringInfo(&due, "%s%d", ndue++ ? "," : "", lease->shard);
 	}
 	appendStringInfoChar(&due, '}');
-	if (ndue == 0)
+	claiming = idgen_pool_on && pool_shard < 0 && !giving_back_all;
+	if (ndue == 0 && !claiming)
 		return true;
+
+	/* at a stop, minters wait for a shard instead of failing on this one */
+	if (idgen_pool_on && giving_back_all)
+		idgen_lease_set_pool_shard(-1);
 
 	round_start_us = idgen_monotonic_us();
 	deadline = round_start_us + (int64) rhythm.round_ms * 1000;
@@ -753,6 +960,8 @@ lease_round(bool giving_back_all)
 
 	if (ok)
 		apply_round(round_start_us);
+	if (idgen_pool_on)
+		settle_pool();
 	report_round(ok, giving_back_all, error);
 	return ok;
 }
@@ -780,6 +989,9 @@ next_round_us(bool last_ok)
 
 	if (!last_ok)
 		return mono + rhythm.retry_us;
+	/* a pool's shard is claimed as soon as one is free */
+	if (idgen_pool_on && pool_shard < 0)
+		next = rhythm.retry_us;
 	for (int i = 0; i < nleases; i++)
 	{
 		if (!leases[i].wanted)
@@ -890,9 +1102,14 @@ idgen_lease_worker_main(Datum main_arg)
 
 PG_FUNCTION_INFO_V1(idgen_leases);
 
+#define IDGEN_LEASES_COLS		4
+#define IDGEN_LEASES_COLS_1_1	3	/* before since */
+
 /*
  * This server's lease on each shard it owns: no rows without a registry.
- * valid_until is the last millisecond this server may stamp.
+ * valid_until is the last millisecond this server may stamp, since when
+ * it holds the lease.  With a pool, the one row of the shard it claimed,
+ * or a row without a shard, "claiming", while it holds none.
  */
 Datum
 idgen_leases(PG_FUNCTION_ARGS)
@@ -904,16 +1121,39 @@ idgen_leases(PG_FUNCTION_ARGS)
 
 	idgen_check_preloaded();
 	InitMaterializedSRF(fcinfo, 0);
+	/* a database still at 1.1 declares every column but the last */
+	if (rsinfo->setDesc->natts != IDGEN_LEASES_COLS &&
+		rsinfo->setDesc->natts != IDGEN_LEASES_COLS_1_1)
+		elog(ERROR, "idgen_leases() is declared with %d columns, expected %d",
+			 rsinfo->setDesc->natts, IDGEN_LEASES_COLS);
 	if (!idgen_leases_on)
 		PG_RETURN_VOID();
 
-	nshards = idgen_owned_shards(&shards);
+	if (idgen_pool_on)
+	{
+		int32		held = idgen_pool_held();
+
+		shards = palloc(sizeof(int32));
+		shards[0] = held;
+		nshards = held >= 0 ? 1 : 0;
+		if (held < 0)
+		{
+			Datum		values[IDGEN_LEASES_COLS] = {0};
+			bool		nulls[IDGEN_LEASES_COLS] = {true, false, true, true};
+
+			values[1] = CStringGetTextDatum("claiming");
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	else
+		nshards = idgen_owned_shards(&shards);
 	now = lease_now();
 	for (int i = 0; i < nshards; i++)
 	{
 		uint64		end = idgen_lease_end(shards[i]);
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+		TimestampTz since = idgen_lease_since(shards[i]);
+		Datum		values[IDGEN_LEASES_COLS];
+		bool		nulls[IDGEN_LEASES_COLS] = {false, false, false, false};
 
 		values[0] = Int32GetDatum(shards[i]);
 		if (end == IDGEN_LEASE_PENDING)
@@ -928,6 +1168,8 @@ idgen_leases(PG_FUNCTION_ARGS)
 			values[2] = TimestampTzGetDatum(idgen_ms_to_timestamptz((int64) end - 1));
 		else
 			nulls[2] = true;
+		values[3] = TimestampTzGetDatum(since);
+		nulls[3] = since == 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

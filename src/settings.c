@@ -224,6 +224,16 @@ static const IdgenSetting settings[] = {
 		.string_boot = "",
 	},
 	{
+		.name = "idgen.shard_pool",
+		.short_desc = "Shards this server claims one of in the lease registry, as a list such as '1-1023'; empty to name its shards.",
+		.long_desc = "Needs idgen.lease_registry; idgen_next() then mints for the claimed shard, and idgen.shard_id and idgen.shard_ids are not used.",
+		.context = PGC_POSTMASTER,
+		.type = SETTING_STRING, .var.s = &idgen_shard_pool,
+		.string_boot = "",
+		.check.s = idgen_shard_pool_check_hook,
+		.string_assign = idgen_shard_pool_assign_hook,
+	},
+	{
 		.name = "idgen.epoch",
 		.short_desc = "The custom epoch that IDs count milliseconds from.",
 		.long_desc = "Fixed for the life of the cluster.",

@@ -32,6 +32,9 @@
 int			idgen_shard_id = 0;
 char	   *idgen_shard_ids = NULL;
 
+/* idgen.shard_pool (PGC_POSTMASTER): shards to claim one of, with leases */
+char	   *idgen_shard_pool = NULL;
+
 typedef struct ShardRange
 {
 	int32		lo;
@@ -46,6 +49,7 @@ typedef struct ShardSet
 
 
 static ShardSet *owned_extra = NULL;
+static ShardSet *pool = NULL;
 
 static int64
 max_shard(void)
@@ -216,6 +220,44 @@ void
 idgen_shard_ids_assign_hook(const char *newval, void *extra)
 {
 	owned_extra = (ShardSet *) extra;
+}
+
+bool
+idgen_shard_pool_check_hook(char **newval, void **extra, GucSource source)
+{
+	return idgen_shard_ids_check_hook(newval, extra, source);
+}
+
+void
+idgen_shard_pool_assign_hook(const char *newval, void *extra)
+{
+	pool = (ShardSet *) extra;
+}
+
+/* A pool is set: this server claims its shard instead of naming it. */
+bool
+idgen_shard_pool_set(void)
+{
+	return pool != NULL && pool->nranges > 0;
+}
+
+/*
+ * The pool's ranges as two palloc'd arrays of their first and last shards,
+ * ascending; returns how many.
+ */
+int
+idgen_shard_pool_ranges(int32 **lo, int32 **hi)
+{
+	int			n = pool ? pool->nranges : 0;
+
+	*lo = palloc(sizeof(int32) * Max(n, 1));
+	*hi = palloc(sizeof(int32) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		(*lo)[i] = pool->ranges[i].lo;
+		(*hi)[i] = pool->ranges[i].hi;
+	}
+	return n;
 }
 
 static bool

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * shard.h
- *		The shards this node owns: idgen.shard_id and idgen.shard_ids.
+ *		The shards this node owns: idgen.shard_id and idgen.shard_ids, or
+ *		the pool it claims one from, idgen.shard_pool.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -24,6 +25,14 @@ extern bool idgen_shard_id_check_hook(int *newval, void **extra,
 extern bool idgen_shard_ids_check_hook(char **newval, void **extra,
 									   GucSource source);
 extern void idgen_shard_ids_assign_hook(const char *newval, void *extra);
+
+/* idgen.shard_pool: the shards a server with leases claims one of. */
+extern char *idgen_shard_pool;
+extern bool idgen_shard_pool_check_hook(char **newval, void **extra,
+										GucSource source);
+extern void idgen_shard_pool_assign_hook(const char *newval, void *extra);
+extern bool idgen_shard_pool_set(void);
+extern int	idgen_shard_pool_ranges(int32 **lo, int32 **hi);
 
 extern void idgen_shard_check_owned(int32 shard);
 extern int	idgen_owned_shards(int32 **shards);

@@ -31,13 +31,15 @@
 
 #include "generator.h"
 #include "layout.h"
+#include "lease.h"
+#include "shard.h"
 #include "stats.h"
 
 PG_FUNCTION_INFO_V1(idgen_stats);
 PG_FUNCTION_INFO_V1(idgen_stats_backends);
 
-#define IDGEN_STATS_COLS			14
-#define IDGEN_STATS_COLS_1_1		13	/* before layout_ends */
+#define IDGEN_STATS_COLS			16
+#define IDGEN_STATS_COLS_1_1		13	/* before layout_ends, shard, shard_since */
 #define IDGEN_STATS_BACKENDS_COLS	9
 
 static void
@@ -72,6 +74,8 @@ idgen_stats(PG_FUNCTION_ARGS)
 	bool		nulls[IDGEN_STATS_COLS] = {0};
 	IdgenNodeFigures f;
 	int64		now;
+	int32		shard;
+	TimestampTz since;
 	int			i;
 
 	check_shmem();
@@ -92,9 +96,20 @@ idgen_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) f.fence_advances);
 	values[i++] = Int64GetDatum((int64) f.counters[IDGEN_FENCE_WAITS]);
 	values[i++] = TimestampTzGetDatum(idgen_ms_to_timestamptz(idgen_max_ms()));
+	/* the shard idgen_next() mints for; with a pool, none until claimed */
+	shard = idgen_pool_on ? idgen_pool_held() : idgen_shard_id;
+	if (shard >= 0)
+		values[i++] = Int32GetDatum(shard);
+	else
+		nulls[i++] = true;
+	since = shard >= 0 && idgen_leases_on ? idgen_lease_since(shard) : 0;
+	if (since != 0)
+		values[i++] = TimestampTzGetDatum(since);
+	else
+		nulls[i++] = true;
 	Assert(i == IDGEN_STATS_COLS);
 
-	/* a database still at 1.1 declares every column but the last */
+	/* a database still at 1.1 declares the first columns only */
 	if (tupdesc->natts != IDGEN_STATS_COLS &&
 		tupdesc->natts != IDGEN_STATS_COLS_1_1)
 		elog(ERROR, "idgen_stats() is declared with %d columns, expected %d",
