@@ -474,8 +474,14 @@ plan_lease(ShardLease *lease, const LeaseRow *row, bool giving_back_all,
 					 errdetail("Its valid_until was moved back by hand; this server renews it, and the next owner still starts above %s.",
 							   timestamptz_to_str(idgen_ms_to_timestamptz(Max(row->stamped_ms, (int64) lease->end - 1))))));
 		lease->action = LEASE_RENEW;
-		/* not yet established in this server's memory */
-		lease->floor = lease->end <= IDGEN_LEASE_NOT_HELD ? row->previous_ms : -1;
+
+		/*
+		 * Established again at every renewal, not only when nothing is
+		 * published: a take whose commit answer was lost finds its row
+		 * "mine" next round while an older end of this server's may still
+		 * stand in memory.  Above the generator already, it costs nothing.
+		 */
+		lease->floor = row->previous_ms;
 	}
 	else if (row->owner == NULL || row->never ||
 			 row->until_us < row->registry_now_us)
@@ -618,7 +624,7 @@ claim_pool_shard(const char **due_shards, int64 deadline, char **error)
  * the next round claims again.
  */
 static void
-settle_pool(void)
+settle_pool(bool round_ok)
 {
 	ShardLease *claimed = NULL;
 	ShardLease *held = NULL;
@@ -632,7 +638,8 @@ settle_pool(void)
 	}
 	if (claiming && claimed != NULL)
 	{
-		if (claimed->end > IDGEN_LEASE_NOT_HELD)
+		/* an end left in memory from before is no claim of this round's */
+		if (round_ok && claimed->end > IDGEN_LEASE_NOT_HELD)
 		{
 			pool_shard = claimed_shard;
 			idgen_lease_set_pool_shard(pool_shard);
@@ -961,7 +968,7 @@ lease_round(bool giving_back_all)
 	if (ok)
 		apply_round(round_start_us);
 	if (idgen_pool_on)
-		settle_pool();
+		settle_pool(ok);
 	report_round(ok, giving_back_all, error);
 	return ok;
 }
@@ -994,8 +1001,9 @@ next_round_us(bool last_ok)
 		next = rhythm.retry_us;
 	for (int i = 0; i < nleases; i++)
 	{
+		/* given back soon; not at once again while its row is locked */
 		if (!leases[i].wanted)
-			return mono;
+			next = Min(next, ASKED_ROUND_GAP_US);
 		if (leases[i].end <= IDGEN_LEASE_NOT_HELD)
 			next = Min(next, rhythm.retry_us);
 		else
