@@ -617,6 +617,13 @@ idgen_fence_worker_main(Datum main_arg)
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
+
+	/*
+	 * A cancel (pg_cancel_backend) would end the wait for synchronous
+	 * standbys without error, and the fence would be published unreceived:
+	 * the worker has no query to cancel, so it takes none.
+	 */
+	pqsignal(SIGINT, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
 
 	/*

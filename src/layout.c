@@ -177,15 +177,22 @@ idgen_warn_layout_end(int64 warn_before_ms)
 
 	if (warn_before_ms <= 0 || left_ms >= warn_before_ms)
 		return;
-	ereport(WARNING,
-			(errmsg("idgen's layout runs out at %s",
-					timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
-			 errdetail("That is %lld days from now; from then on no ID can be minted.  The layout has %d bits of milliseconds from the epoch %s.",
-					   (long long) (left_ms / (24 * 3600 * INT64CONST(1000))),
-					   idgen_layout.time_bits,
-					   timestamptz_to_str(idgen_layout.epoch)),
-			 errhint("Plan a change to a layout with more bits of time before then; \"%s\" sets how early this warns.",
-					 "idgen.layout_end_warning")));
+	if (left_ms <= 0)
+		ereport(WARNING,
+				(errmsg("idgen's layout ran out at %s",
+						timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+				 errdetail("No ID can be minted any more."),
+				 errhint("Change to a layout with more bits of time.")));
+	else
+		ereport(WARNING,
+				(errmsg("idgen's layout runs out at %s",
+						timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+				 errdetail("That is %lld days from now; from then on no ID can be minted.  The layout has %d bits of milliseconds from the epoch %s.",
+						   (long long) (left_ms / (24 * 3600 * INT64CONST(1000))),
+						   idgen_layout.time_bits,
+						   timestamptz_to_str(idgen_layout.epoch)),
+				 errhint("Plan a change to a layout with more bits of time before then; \"%s\" sets how early this warns.",
+						 "idgen.layout_end_warning")));
 }
 
 /*
