@@ -53,4 +53,11 @@
 #define IDGEN_HOT_GLOBAL
 #endif
 
+/* c.h's Abs() is gone from PostgreSQL 17 */
+static inline int64
+idgen_abs64(int64 x)
+{
+	return x < 0 ? -x : x;
+}
+
 #endif							/* IDGEN_COMPAT_H */

@@ -333,7 +333,7 @@ idgen_lease_note_registry_clock(int64 offset_us, int64 error_us)
 	lease_shared->clock.offset_us = offset_us;
 	lease_shared->clock.error_us = error_us;
 	if (lease_shared->clock.measured_at == 0 ||
-		Abs(offset_us) > Abs(lease_shared->clock.largest_us))
+		idgen_abs64(offset_us) > idgen_abs64(lease_shared->clock.largest_us))
 		lease_shared->clock.largest_us = offset_us;
 	lease_shared->clock.measured_at = now;
 	SpinLockRelease(&lease_shared->mutex);
