@@ -623,7 +623,7 @@ idgen_fence_worker_main(Datum main_arg)
 	 * standbys without error, and the fence would be published unreceived:
 	 * the worker has no query to cancel, so it takes none.
 	 */
-	pqsignal(SIGINT, SIG_IGN);
+	pqsignal(SIGINT, PG_SIG_IGN);
 	BackgroundWorkerUnblockSignals();
 
 	/*

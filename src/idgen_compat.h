@@ -60,4 +60,9 @@ idgen_abs64(int64 x)
 	return x < 0 ? -x : x;
 }
 
+/* From PostgreSQL 19 a handler takes two arguments; SIG_IGN is PG_SIG_IGN */
+#ifndef PG_SIG_IGN
+#define PG_SIG_IGN	SIG_IGN
+#endif
+
 #endif							/* IDGEN_COMPAT_H */
