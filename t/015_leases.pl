@@ -65,22 +65,6 @@ sub id_unix_ms
 		"SELECT (extract(epoch FROM id_to_timestamp($id)) * 1000)::bigint");
 }
 
-sub max_id
-{
-	my ($ids) = @_;
-	my $max = $ids->[0];
-	$_ > $max and $max = $_ for @$ids;
-	return $max;
-}
-
-sub min_id
-{
-	my ($ids) = @_;
-	my $min = $ids->[0];
-	$_ < $min and $min = $_ for @$ids;
-	return $min;
-}
-
 # What idgen_leases() shows for a shard: its state, and whether its
 # valid_until is the registry's.
 sub lease_state

@@ -114,22 +114,6 @@ sub registry_owners
 	);
 }
 
-sub max_id
-{
-	my ($ids) = @_;
-	my $max = $ids->[0];
-	$_ > $max and $max = $_ foreach @$ids;
-	return $max;
-}
-
-sub min_id
-{
-	my ($ids) = @_;
-	my $min = $ids->[0];
-	$_ < $min and $min = $_ foreach @$ids;
-	return $min;
-}
-
 sub shards_of
 {
 	my ($node, $ids) = @_;

@@ -94,6 +94,8 @@ our @EXPORT = qw(
   start_with_clock
   start_minting
   minted
+  max_id
+  min_id
 );
 
 # Every ID this test saw, in the order they were minted.
@@ -332,6 +334,23 @@ sub start_minting
 			$node->connstr('postgres'), '-c', "CALL mint_for($seconds)"
 		],
 		'>', \$out, '2>', \$err);
+}
+
+# The largest and the smallest of a list of IDs.
+sub max_id
+{
+	my ($ids) = @_;
+	my $max = $ids->[0];
+	$_ > $max and $max = $_ foreach @$ids;
+	return $max;
+}
+
+sub min_id
+{
+	my ($ids) = @_;
+	my $min = $ids->[0];
+	$_ < $min and $min = $_ foreach @$ids;
+	return $min;
 }
 
 # Every ID a server minted, by millisecond (since 1970).
