@@ -128,15 +128,7 @@ idgen.max_lead = '40s'
 idgen.shard_id = 5
 restart_after_crash = on
 EOC
-$registry->safe_psql(
-	'postgres', qq{
-CREATE FUNCTION slow_take() RETURNS trigger LANGUAGE plpgsql AS
-  \$\$BEGIN PERFORM pg_sleep(2); RETURN NULL; END\$\$;
-CREATE CONSTRAINT TRIGGER slow_take AFTER UPDATE ON idgen_lease
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-  WHEN (NEW.owner IS NOT NULL AND OLD.owner IS DISTINCT FROM NEW.owner
-        AND NEW.owner_name LIKE '% port ${\ $b->port},%')
-  EXECUTE FUNCTION slow_take()});
+slow_takes($registry, $b);
 $b->start;
 
 # While the registry commits, the lease worker dies: B restarts after a

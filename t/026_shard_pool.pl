@@ -293,15 +293,7 @@ check_ids([ @{ $ids{s1} }, @s5_ids, @again ], "shard $s1_shard over s1 and s5");
 my $s4_shard = held_shard($four[3]);
 $four[3]->stop;
 my $s5_port = $s5->port;
-$registry->safe_psql(
-	'postgres', qq{
-CREATE FUNCTION slow_claim() RETURNS trigger LANGUAGE plpgsql AS
-  \$\$BEGIN PERFORM pg_sleep(2); RETURN NULL; END\$\$;
-CREATE CONSTRAINT TRIGGER slow_claim AFTER UPDATE ON idgen_lease
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-  WHEN (NEW.owner IS NOT NULL AND OLD.owner IS DISTINCT FROM NEW.owner
-        AND NEW.owner_name LIKE '% port $s5_port,%')
-  EXECUTE FUNCTION slow_claim()});
+slow_takes($registry, $s5);
 $log_offset = -s $s5->logfile;
 $s5->start;
 $registry->poll_query_until('postgres',
@@ -313,7 +305,7 @@ ok($s5->wait_for_log(qr/all server processes terminated; reinitializing/, $log_o
 	's5 restarts after a crash while its claim commits');
 $registry->poll_query_until('postgres',
 	"SELECT count(*) = 0 FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
-$registry->safe_psql('postgres', 'DROP TRIGGER slow_claim ON idgen_lease');
+$registry->safe_psql('postgres', 'DROP TRIGGER slow_take ON idgen_lease');
 is( $registry->safe_psql('postgres',
 		"SELECT string_agg(shard::text, ',') FROM idgen_lease WHERE owner_name LIKE '% port $s5_port,%' AND owner IS NOT NULL"
 	),

@@ -87,7 +87,6 @@ $a->safe_psql('postgres', 'CREATE EXTENSION idgen');
 $a->poll_query_until('postgres', 'SELECT shard = 5 FROM idgen_stats') or die 'A holds no shard';
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION idgen');
-my $aport = $a->port;
 
 # wait for A's renewal: t0
 my $r0 = $registry->safe_psql('postgres', 'SELECT renewed_at FROM idgen_lease WHERE shard = 5');
@@ -107,14 +106,7 @@ note sprintf('B claimed, minted %s IDs (%s .. %s, up to %s) and gave back, %.1f 
 	$bcount, $bmin, $bmax, $bmaxts, time - $t0);
 note $registry->safe_psql('postgres', 'SELECT * FROM idgen_lease WHERE shard = 5');
 
-$registry->safe_psql('postgres', qq{
-CREATE FUNCTION slow_take() RETURNS trigger LANGUAGE plpgsql AS
-  \$\$BEGIN PERFORM pg_sleep(2); RETURN NULL; END\$\$;
-CREATE CONSTRAINT TRIGGER slow_take AFTER UPDATE ON idgen_lease
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-  WHEN (NEW.owner IS NOT NULL AND OLD.owner IS DISTINCT FROM NEW.owner
-        AND NEW.owner_name LIKE '% port $aport,%')
-  EXECUTE FUNCTION slow_take()});
+slow_takes($registry, $a);
 $registry->poll_query_until('postgres',
 	"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'idgen lease' AND wait_event = 'PgSleep'")
   or die 'A did not take';

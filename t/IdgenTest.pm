@@ -96,6 +96,7 @@ our @EXPORT = qw(
   minted
   max_id
   min_id
+  slow_takes
 );
 
 # Every ID this test saw, in the order they were minted.
@@ -334,6 +335,26 @@ sub start_minting
 			$node->connstr('postgres'), '-c', "CALL mint_for($seconds)"
 		],
 		'>', \$out, '2>', \$err);
+}
+
+# Holds for 2 s the COMMIT of each registry transaction that makes $node
+# the owner of a row (a deferred trigger, slow_take): long enough to aim a
+# fault at the answer.  The caller drops it: DROP TRIGGER slow_take ON
+# idgen_lease.
+sub slow_takes
+{
+	my ($registry, $node) = @_;
+	my $port = $node->port;
+	$registry->safe_psql(
+		'postgres', qq{
+CREATE FUNCTION slow_take() RETURNS trigger LANGUAGE plpgsql AS
+  \$\$BEGIN PERFORM pg_sleep(2); RETURN NULL; END\$\$;
+CREATE CONSTRAINT TRIGGER slow_take AFTER UPDATE ON idgen_lease
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+  WHEN (NEW.owner IS NOT NULL AND OLD.owner IS DISTINCT FROM NEW.owner
+        AND NEW.owner_name LIKE '% port $port,%')
+  EXECUTE FUNCTION slow_take()});
+	return;
 }
 
 # The largest and the smallest of a list of IDs.
