@@ -12,6 +12,8 @@ MODULE_big = idgen
 OBJS = \
 	src/idgen.o \
 	src/layout.o \
+	src/layout_history.o \
+	src/durable_file.o \
 	src/layout_spec.o \
 	src/shard.o \
 	src/generator.o \

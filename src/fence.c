@@ -72,17 +72,21 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "durable_file.h"
 #include "fence.h"
 #include "fence_gate.h"
 #include "generator.h"
 #include "layout.h"
+#include "layout_history.h"
 #include "settings.h"
 #include "wait_event.h"
 #include "worker.h"
 
 #define IDGEN_STATE_TMP_FILE	IDGEN_STATE_FILE ".tmp"
 #define IDGEN_STATE_MAGIC		0x69646731	/* "idg1" */
-#define IDGEN_STATE_VERSION		2	/* 1: idgen 1.0, without cluster and redo */
+#define IDGEN_STATE_VERSION		3	/* 1: idgen 1.0, without cluster and redo;
+									 * 2: idgen 1.1 and 1.2, without the
+									 * layout history */
 
 /* how long after the last mint the worker keeps a horizon open */
 #define IDGEN_FENCE_KEEP_OPEN_MS	(60 * 1000)
@@ -112,8 +116,20 @@ typedef struct IdgenStateFile
 	uint64		system_identifier;	/* pg_control's, of the writer */
 	XLogRecPtr	redo;			/* GetRedoRecPtr() when written */
 	IdgenFenceRecord rec;
+	IdgenLayoutHistory history; /* every layout minted under, rec's last */
 	pg_crc32c	crc;			/* of everything above */
 } IdgenStateFile;
+
+/* What idgen 1.1 and 1.2 wrote: the fence's layout, and no history. */
+typedef struct IdgenStateFileV2
+{
+	uint32		magic;
+	uint32		version;
+	uint64		system_identifier;
+	XLogRecPtr	redo;
+	IdgenFenceRecord rec;
+	pg_crc32c	crc;
+} IdgenStateFileV2;
 
 /* What idgen 1.0 wrote: read, then treated as older than any checkpoint. */
 typedef struct IdgenStateFileV1
@@ -145,44 +161,42 @@ low_bits(void)
 }
 
 static bool
-same_layout(const IdgenFenceRecord *rec)
+is_configured(const IdgenLayoutVersion *v)
 {
-	return rec->epoch == idgen_layout.epoch &&
-		rec->shard_bits == idgen_layout.shard_bits &&
-		rec->sequence_bits == idgen_layout.sequence_bits;
+	return v->epoch == idgen_layout.epoch &&
+		v->shard_bits == idgen_layout.shard_bits &&
+		v->sequence_bits == idgen_layout.sequence_bits;
 }
 
-/*
- * The first millisecond of this layout whose IDs all lie at or above the
- * recorded fence ID, whatever layout recorded it.
- */
+/* The first millisecond of this layout whose IDs all lie at or above id. */
 static int64
-fence_ms_of(const IdgenFenceRecord *rec, const char *where)
+ms_at_or_above(uint64 id)
 {
 	uint64		low = UINT64CONST(1) << low_bits();
 
-	if (!same_layout(rec))
-	{
-		char	   *recorded = pstrdup(timestamptz_to_str(rec->epoch));
+	return (int64) ((id + low - 1) / low);
+}
 
-		if (!idgen_allow_layout_change)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("idgen layout differs from the one recorded in %s", where),
-					 errdetail("Recorded: epoch %s, shard_bits %d, sequence_bits %d. Configured: epoch %s, shard_bits %d, sequence_bits %d.",
-							   recorded, rec->shard_bits, rec->sequence_bits,
-							   timestamptz_to_str(idgen_layout.epoch),
-							   idgen_layout.shard_bits, idgen_layout.sequence_bits),
-					 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\"; to change the layout on purpose, start once with \"%s\" = on.",
-							 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits",
-							 "idgen.allow_layout_change")));
-		ereport(LOG,
-				(errmsg("idgen layout changed from epoch %s, shard_bits %d, sequence_bits %d",
-						recorded, rec->shard_bits, rec->sequence_bits),
-				 errdetail("\"%s\" is on; new IDs start above every ID minted before.",
-						   "idgen.allow_layout_change")));
-	}
-	return (int64) ((rec->fence_id + low - 1) / low);
+/*
+ * Where a recorded fence puts this layout's generator: the fence is an ID,
+ * so whatever layout recorded it, this is above every ID minted before it.
+ */
+static int64
+fence_ms_of(const IdgenFenceRecord *rec)
+{
+	return ms_at_or_above(rec->fence_id);
+}
+
+/* A history of one version, the layout a fence record names, from 0. */
+static void
+history_of_record(IdgenLayoutHistory *history, const IdgenFenceRecord *rec)
+{
+	memset(history, 0, sizeof(*history));
+	history->nversions = 1;
+	history->flags = IDGEN_HISTORY_ASSUMED;
+	history->versions[0].epoch = rec->epoch;
+	history->versions[0].shard_bits = rec->shard_bits;
+	history->versions[0].sequence_bits = rec->sequence_bits;
 }
 
 static void
@@ -195,11 +209,11 @@ make_record(IdgenFenceRecord *rec, int64 fence_ms)
 	rec->sequence_bits = idgen_layout.sequence_bits;
 }
 
+/* With the history given, or (NULL) the one published. */
 static void
-write_state_file(const IdgenFenceRecord *rec)
+write_state_file(const IdgenFenceRecord *rec, const IdgenLayoutHistory *history)
 {
 	IdgenStateFile file;
-	int			fd;
 
 	memset(&file, 0, sizeof(file));
 	file.magic = IDGEN_STATE_MAGIC;
@@ -207,45 +221,14 @@ write_state_file(const IdgenFenceRecord *rec)
 	file.system_identifier = GetSystemIdentifier();
 	file.redo = GetRedoRecPtr();
 	file.rec = *rec;
+	if (history)
+		file.history = *history;
+	else
+		idgen_history_copy(&file.history);
 	INIT_CRC32C(file.crc);
 	COMP_CRC32C(file.crc, &file, offsetof(IdgenStateFile, crc));
 	FIN_CRC32C(file.crc);
-
-	/*
-	 * A temporary file left by a crash, or planted, that this process cannot
-	 * open would stop every fence move for good: remove it first.  What
-	 * cannot be removed (a directory with something in it, say) stops the
-	 * fence with a message that says what to remove; minting only waits.
-	 */
-	if (unlink(IDGEN_STATE_TMP_FILE) != 0 && errno != ENOENT &&
-		!(errno == EISDIR && rmdir(IDGEN_STATE_TMP_FILE) == 0))
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not remove stale file \"%s\": %m", IDGEN_STATE_TMP_FILE),
-				 errdetail("The idgen fence cannot move while it is there; minting stops where the fence stands."),
-				 errhint("Remove \"%s\" from the data directory; the fence moves again within a second.",
-						 IDGEN_STATE_TMP_FILE)));
-	fd = OpenTransientFile(IDGEN_STATE_TMP_FILE, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", IDGEN_STATE_TMP_FILE)));
-	errno = 0;
-	if (write(fd, &file, sizeof(file)) != sizeof(file))
-	{
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", IDGEN_STATE_TMP_FILE)));
-	}
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", IDGEN_STATE_TMP_FILE)));
-
-	/* fsyncs the file, renames it, fsyncs the directory */
-	(void) durable_rename(IDGEN_STATE_TMP_FILE, IDGEN_STATE_FILE, ERROR);
+	idgen_write_durably(IDGEN_STATE_FILE, IDGEN_STATE_TMP_FILE, &file, sizeof(file));
 	written_redo = file.redo;
 }
 
@@ -260,77 +243,87 @@ write_state_file(const IdgenFenceRecord *rec)
  * clock did not step back across that checkpoint and the two settings were
  * not lowered since.
  */
-static int64
-checkpoint_floor_ms(const ControlFileData *ctl)
+static uint64
+checkpoint_floor_id(const ControlFileData *ctl, const IdgenLayoutVersion *v)
 {
-	int64		ms;
+	TimestampTz t = time_t_to_timestamptz(ctl->checkPointCopy.time + 1);
+	int			low = v->shard_bits + v->sequence_bits;
+	int64		end_ms = INT64CONST(1) << (63 - low);
+	int64		ms = 0;
 
-	ms = ((int64) ctl->checkPointCopy.time + 1 - idgen_epoch_unix.sec) * 1000 -
-		idgen_epoch_unix.nsec / 1000000 + 1;
+	if (t > v->epoch)
+		ms = (int64) (((uint64) t - (uint64) v->epoch) / 1000) + 1;
 	ms += (int64) idgen_max_lead + idgen_fence_horizon;
-	return Min(Max(ms, 0), idgen_max_ms());
+	return (uint64) Min(ms, end_ms) << low;
 }
 
 typedef enum IdgenStateRead
 {
 	STATE_MISSING,
-	STATE_V1,
+	STATE_V1,					/* idgen 1.0's: no cluster, no redo pointer */
 	STATE_CURRENT
 } IdgenStateRead;
 
-/* Read and check the state file; ERROR if it is corrupt. */
+static bool
+crc_ok(const void *data, size_t len, pg_crc32c stored)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, data, len);
+	FIN_CRC32C(crc);
+	return EQ_CRC32C(crc, stored);
+}
+
+/*
+ * Read and check the state file; ERROR if it is corrupt.  The files of
+ * idgen 1.0 to 1.2 carry no history: the layout of their fence is taken as
+ * the only one, and *with_history says so.
+ */
 static IdgenStateRead
-read_state_file(IdgenStateFile *file)
+read_state_file(IdgenStateFile *file, bool *with_history)
 {
 	union
 	{
-		IdgenStateFile v2;
+		IdgenStateFile v3;
+		IdgenStateFileV2 v2;
 		IdgenStateFileV1 v1;
+		char		bytes[sizeof(IdgenStateFile) + 1];
 	}			buf;
-	pg_crc32c	crc;
-	int			fd;
 	int			r;
 	bool		ok = false;
 	IdgenStateRead kind = STATE_CURRENT;
 
-	fd = OpenTransientFile(IDGEN_STATE_FILE, O_RDONLY | PG_BINARY);
-	if (fd < 0)
-	{
-		if (errno == ENOENT)
-			return STATE_MISSING;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open file \"%s\": %m", IDGEN_STATE_FILE)));
-	}
 	memset(&buf, 0, sizeof(buf));
-	r = read(fd, &buf, sizeof(buf));
+	r = idgen_read_whole(IDGEN_STATE_FILE, &buf, sizeof(buf));
 	if (r < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read file \"%s\": %m", IDGEN_STATE_FILE)));
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", IDGEN_STATE_FILE)));
+		return STATE_MISSING;
 
-	if (r == sizeof(IdgenStateFile) && buf.v2.magic == IDGEN_STATE_MAGIC &&
-		buf.v2.version == IDGEN_STATE_VERSION)
+	*with_history = false;
+	memset(file, 0, sizeof(*file));
+	if (r == sizeof(IdgenStateFile) && buf.v3.magic == IDGEN_STATE_MAGIC &&
+		buf.v3.version == IDGEN_STATE_VERSION)
 	{
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, &buf.v2, offsetof(IdgenStateFile, crc));
-		FIN_CRC32C(crc);
-		ok = EQ_CRC32C(crc, buf.v2.crc);
-		*file = buf.v2;
+		ok = crc_ok(&buf.v3, offsetof(IdgenStateFile, crc), buf.v3.crc) &&
+			idgen_history_check(&buf.v3.history);
+		*file = buf.v3;
+		*with_history = true;
+	}
+	else if (r == sizeof(IdgenStateFileV2) && buf.v2.magic == IDGEN_STATE_MAGIC &&
+			 buf.v2.version == 2)
+	{
+		ok = crc_ok(&buf.v2, offsetof(IdgenStateFileV2, crc), buf.v2.crc);
+		file->system_identifier = buf.v2.system_identifier;
+		file->redo = buf.v2.redo;
+		file->rec = buf.v2.rec;
+		history_of_record(&file->history, &file->rec);
 	}
 	else if (r == sizeof(IdgenStateFileV1) && buf.v1.magic == IDGEN_STATE_MAGIC &&
 			 buf.v1.version == 1)
 	{
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, &buf.v1, offsetof(IdgenStateFileV1, crc));
-		FIN_CRC32C(crc);
-		ok = EQ_CRC32C(crc, buf.v1.crc);
-		memset(file, 0, sizeof(*file));
+		ok = crc_ok(&buf.v1, offsetof(IdgenStateFileV1, crc), buf.v1.crc);
 		file->rec = buf.v1.rec;
+		history_of_record(&file->history, &file->rec);
 		kind = STATE_V1;
 	}
 	if (!ok)
@@ -339,6 +332,106 @@ read_state_file(IdgenStateFile *file)
 				 errmsg("idgen state file \"%s\" is corrupt", IDGEN_STATE_FILE),
 				 errhint("Move the file out of the data directory: the server then starts above its last checkpoint, as for a missing file, and logs what it assumed.")));
 	return kind;
+}
+
+/*
+ * The layout history as the two files have it: the longer, when the other
+ * is the start of it (a crash between writing the two, or one file lost or
+ * older); refused when they disagree.  With neither, the configured layout
+ * is taken as the only one, and flagged as assumed.
+ */
+static void
+recover_history(IdgenLayoutHistory *history, const IdgenStateFile *file,
+				IdgenStateRead kind, bool file_has_history, uint64 system_identifier)
+{
+	IdgenLayoutHistory from_layouts;
+	uint64		layouts_system;
+	bool		have_layouts;
+
+	have_layouts = idgen_history_read_file(&from_layouts, &layouts_system) == 0;
+	if (have_layouts && layouts_system != system_identifier &&
+		!idgen_allow_foreign_state)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idgen layout history \"%s\" belongs to another cluster",
+						IDGEN_LAYOUTS_FILE),
+				 errdetail("The file was written by the cluster with system identifier " UINT64_FORMAT "; this cluster's is " UINT64_FORMAT ".",
+						   layouts_system, system_identifier),
+				 errhint("Carry it over with \"%s\" on purpose (pg_upgrade, a restore), as for \"%s\", or move it out of the data directory.",
+						 "idgen.allow_foreign_state", IDGEN_STATE_FILE)));
+
+	if (kind == STATE_MISSING && !have_layouts)
+	{
+		memset(history, 0, sizeof(*history));
+		history->nversions = 1;
+		history->flags = IDGEN_HISTORY_ASSUMED;
+		history->versions[0].epoch = idgen_layout.epoch;
+		history->versions[0].shard_bits = idgen_layout.shard_bits;
+		history->versions[0].sequence_bits = idgen_layout.sequence_bits;
+		return;
+	}
+	if (kind == STATE_MISSING || (!file_has_history && have_layouts))
+	{
+		*history = from_layouts;
+		return;
+	}
+	if (!have_layouts || idgen_history_is_prefix(&from_layouts, &file->history))
+	{
+		*history = file->history;
+		return;
+	}
+	if (idgen_history_is_prefix(&file->history, &from_layouts))
+	{
+		*history = from_layouts;
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("idgen layout histories in \"%s\" and \"%s\" disagree",
+					IDGEN_LAYOUTS_FILE, IDGEN_STATE_FILE),
+			 errdetail("\"%s\" has %d versions, \"%s\" %d, and neither is the start of the other.",
+					   IDGEN_LAYOUTS_FILE, from_layouts.nversions,
+					   IDGEN_STATE_FILE, file->history.nversions),
+			 errhint("One of the files was copied from elsewhere: restore this cluster's own, or move the wrong one out of the data directory.")));
+}
+
+/*
+ * Refuse a start in a layout other than the last one minted under, unless
+ * idgen.allow_layout_change says it is on purpose.  The new version is
+ * appended by the fence worker before its first fence move.
+ */
+static void
+check_layout_change(const IdgenLayoutHistory *history, const char *where)
+{
+	const IdgenLayoutVersion *last = &history->versions[history->nversions - 1];
+	char	   *recorded;
+
+	if (is_configured(last))
+		return;
+	recorded = pstrdup(timestamptz_to_str(last->epoch));
+	if (!idgen_allow_layout_change)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idgen layout differs from the one recorded in %s", where),
+				 errdetail("Recorded: epoch %s, shard_bits %d, sequence_bits %d. Configured: epoch %s, shard_bits %d, sequence_bits %d.",
+						   recorded, last->shard_bits, last->sequence_bits,
+						   timestamptz_to_str(idgen_layout.epoch),
+						   idgen_layout.shard_bits, idgen_layout.sequence_bits),
+				 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\"; to change the layout on purpose, start once with \"%s\" = on.",
+						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits",
+						 "idgen.allow_layout_change")));
+	if (history->nversions >= IDGEN_MAX_LAYOUT_VERSIONS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("idgen layout history is full"),
+				 errdetail("It holds %d versions, the most it can.", IDGEN_MAX_LAYOUT_VERSIONS),
+				 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\".",
+						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
+	ereport(LOG,
+			(errmsg("idgen layout changes from epoch %s, shard_bits %d, sequence_bits %d",
+					recorded, last->shard_bits, last->sequence_bits),
+			 errdetail("\"%s\" is on: new IDs start above every ID minted before, as version %d of the layout history; IDs of earlier versions decode as they were minted.",
+					   "idgen.allow_layout_change", history->nversions + 1)));
 }
 
 /*
@@ -357,27 +450,28 @@ read_state_file(IdgenStateFile *file)
  * with it, unless idgen.allow_foreign_state says it was carried over on
  * purpose.
  */
-int64
-idgen_fence_recover(void)
+/* Another cluster's file: this cluster's own fence would be lost with it. */
+static void
+refuse_foreign_state(const ControlFileData *ctl, const IdgenStateFile *file)
 {
-	IdgenStateFile file;
-	IdgenStateRead kind;
-	ControlFileData *ctl;
-	bool		crc_ok;
-	int64		floor_ms;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("idgen state file \"%s\" belongs to another cluster",
+					IDGEN_STATE_FILE),
+			 errdetail("The file was written by the cluster with system identifier " UINT64_FORMAT "; this cluster's is " UINT64_FORMAT ".",
+					   file->system_identifier, ctl->system_identifier),
+			 errhint("Move the file out of the data directory to start above this cluster's last checkpoint; to keep new IDs above the other cluster's as well (a file carried over by pg_upgrade or a restore), start once with \"%s\" = on.",
+					 "idgen.allow_foreign_state")));
+}
+
+static int64
+recover_fence_ms(const ControlFileData *ctl, const IdgenStateFile *file,
+				 IdgenStateRead kind, int64 floor_ms)
+{
 	int64		fence_ms;
 	char	   *checkpoint_time;
 
-	ctl = get_controlfile(DataDir, &crc_ok);
-	if (!crc_ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("calculated CRC checksum does not match value stored in control file"),
-				 errdetail("idgen reads the last checkpoint from it to bound the IDs minted before.")));
-	floor_ms = checkpoint_floor_ms(ctl);
 	checkpoint_time = pstrdup(timestamptz_to_str(time_t_to_timestamptz(ctl->checkPointCopy.time)));
-
-	kind = read_state_file(&file);
 
 	/*
 	 * A cluster stopped cleanly before any object of its own was made (the
@@ -401,18 +495,9 @@ idgen_fence_recover(void)
 	}
 
 	if (kind == STATE_CURRENT &&
-		file.system_identifier != ctl->system_identifier)
+		file->system_identifier != ctl->system_identifier)
 	{
-		if (!idgen_allow_foreign_state)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("idgen state file \"%s\" belongs to another cluster",
-							IDGEN_STATE_FILE),
-					 errdetail("The file was written by the cluster with system identifier " UINT64_FORMAT "; this cluster's is " UINT64_FORMAT ".",
-							   file.system_identifier, ctl->system_identifier),
-					 errhint("Move the file out of the data directory to start above this cluster's last checkpoint; to keep new IDs above the other cluster's as well (a file carried over by pg_upgrade or a restore), start once with \"%s\" = on.",
-							 "idgen.allow_foreign_state")));
-		fence_ms = fence_ms_of(&file.rec, "\"" IDGEN_STATE_FILE "\"");
+		fence_ms = fence_ms_of(&file->rec);
 		ereport(WARNING,
 				(errmsg("idgen state file \"%s\" was written by another cluster",
 						IDGEN_STATE_FILE),
@@ -423,8 +508,8 @@ idgen_fence_recover(void)
 		return Max(fence_ms, floor_ms);
 	}
 
-	fence_ms = fence_ms_of(&file.rec, "\"" IDGEN_STATE_FILE "\"");
-	if (kind == STATE_CURRENT && file.redo >= ctl->checkPointCopy.redo)
+	fence_ms = fence_ms_of(&file->rec);
+	if (kind == STATE_CURRENT && file->redo >= ctl->checkPointCopy.redo)
 		return fence_ms;
 
 	/*
@@ -447,6 +532,46 @@ idgen_fence_recover(void)
 						 "The file was written by idgen 1.0; the next fence move replaces it." :
 						 "A crash right after a checkpoint leaves the file so; otherwise an older copy was restored.")));
 	return Max(fence_ms, floor_ms);
+}
+
+/* The history first: the checkpoint's bound is in its last version's IDs. */
+int64
+idgen_fence_recover(void)
+{
+	IdgenStateFile file;
+	IdgenStateRead kind;
+	IdgenLayoutHistory history;
+	const IdgenLayoutVersion *last;
+	bool		file_has_history = false;
+	ControlFileData *ctl;
+	bool		control_ok;
+	int64		start_ms;
+
+	ctl = get_controlfile(DataDir, &control_ok);
+	if (!control_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("calculated CRC checksum does not match value stored in control file"),
+				 errdetail("idgen reads the last checkpoint from it to bound the IDs minted before.")));
+
+	kind = read_state_file(&file, &file_has_history);
+	if (kind == STATE_CURRENT && file.system_identifier != ctl->system_identifier &&
+		!idgen_allow_foreign_state)
+		refuse_foreign_state(ctl, &file);
+
+	recover_history(&history, &file, kind, file_has_history, ctl->system_identifier);
+	check_layout_change(&history, kind == STATE_MISSING ?
+						"\"" IDGEN_LAYOUTS_FILE "\"" : "\"" IDGEN_STATE_FILE "\"");
+	idgen_history_publish(&history);
+
+	/*
+	 * The checkpoint's bound is on IDs of the layout minted under before
+	 * this start; the start never falls below its version's first ID.
+	 */
+	last = &history.versions[history.nversions - 1];
+	start_ms = recover_fence_ms(ctl, &file, kind,
+								ms_at_or_above(checkpoint_floor_id(ctl, last)));
+	return Max(start_ms, ms_at_or_above(last->first_id));
 }
 
 /*
@@ -475,7 +600,7 @@ idgen_fence_shutdown(int code, Datum arg)
 	make_record(&rec, Min(last_ms + 1, idgen_fence_ms()));
 	PG_TRY();
 	{
-		write_state_file(&rec);
+		write_state_file(&rec, NULL);
 	}
 	PG_CATCH();
 	{
@@ -489,31 +614,97 @@ idgen_fence_shutdown(int code, Datum arg)
 /* ---- the WAL resource manager ---- */
 
 static void
-idgen_redo(XLogReaderState *record)
+redo_fence(XLogReaderState *record)
 {
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	IdgenFenceRecord rec;
 	int64		fence_ms;
 
-	if (info != XLOG_IDGEN_FENCE)
-		elog(PANIC, "idgen_redo: unknown op code %u", info);
 	if (XLogRecGetDataLen(record) != sizeof(rec))
 		elog(PANIC, "idgen_redo: fence record of %u bytes, expected %zu",
 			 (unsigned) XLogRecGetDataLen(record), sizeof(rec));
 
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	fence_ms = fence_ms_of(&rec, "WAL");
+	fence_ms = fence_ms_of(&rec);
 
 	idgen_fence_lock();
 	if (fence_ms > idgen_fence_ms())
 	{
 		/* the file first: a restartpoint may skip this record next time */
 		make_record(&rec, fence_ms);
-		write_state_file(&rec);
+		write_state_file(&rec, NULL);
 		idgen_raise_generator(fence_ms);
 		idgen_fence_publish_replayed(fence_ms);
 	}
 	idgen_fence_unlock();
+}
+
+/*
+ * The primary's history, logged at each start of its fence worker: taken
+ * when it is ours with versions added, or when ours was only assumed (both
+ * files lost).  A standby whose own layout settings are not the primary's
+ * last version stops here, as it would be promoted into minting under
+ * another layout.
+ */
+static void
+redo_history(XLogReaderState *record)
+{
+	IdgenLayoutHistory replayed;
+	IdgenLayoutHistory ours;
+	const IdgenLayoutVersion *last;
+	IdgenFenceRecord rec;
+
+	if (XLogRecGetDataLen(record) != sizeof(replayed))
+		elog(PANIC, "idgen_redo: layout history record of %u bytes, expected %zu",
+			 (unsigned) XLogRecGetDataLen(record), sizeof(replayed));
+	memcpy(&replayed, XLogRecGetData(record), sizeof(replayed));
+	if (!idgen_history_check(&replayed))
+		elog(PANIC, "idgen_redo: invalid layout history record");
+
+	idgen_history_copy(&ours);
+	if (idgen_history_is_prefix(&replayed, &ours))
+		return;
+	if (!idgen_history_is_prefix(&ours, &replayed) &&
+		!(ours.flags & IDGEN_HISTORY_ASSUMED))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idgen layout history in WAL disagrees with \"%s\"",
+						IDGEN_LAYOUTS_FILE),
+				 errdetail("WAL has %d versions, the file %d, and neither is the start of the other.",
+						   replayed.nversions, ours.nversions),
+				 errhint("The file was copied from another cluster: move it out of the data directory, and the history is taken from WAL.")));
+
+	last = &replayed.versions[replayed.nversions - 1];
+	if (!is_configured(last) && !idgen_allow_layout_change)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idgen layout changed on the primary"),
+				 errdetail("Its version %d is epoch %s, shard_bits %d, sequence_bits %d; this server is configured with epoch %s, shard_bits %d, sequence_bits %d.",
+						   replayed.nversions, pstrdup(timestamptz_to_str(last->epoch)),
+						   last->shard_bits, last->sequence_bits,
+						   timestamptz_to_str(idgen_layout.epoch),
+						   idgen_layout.shard_bits, idgen_layout.sequence_bits),
+				 errhint("Set \"%s\", \"%s\" and \"%s\" as on the primary and restart this server.",
+						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
+
+	idgen_fence_lock();
+	idgen_history_write_file(&replayed);
+	make_record(&rec, idgen_fence_ms());
+	write_state_file(&rec, &replayed);
+	idgen_history_publish(&replayed);
+	idgen_fence_unlock();
+}
+
+static void
+idgen_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info == XLOG_IDGEN_FENCE)
+		redo_fence(record);
+	else if (info == XLOG_IDGEN_LAYOUTS)
+		redo_history(record);
+	else
+		elog(PANIC, "idgen_redo: unknown op code %u", info);
 }
 
 static void
@@ -530,13 +721,31 @@ idgen_desc(StringInfo buf, XLogReaderState *record)
 		appendStringInfo(buf, "fence id " UINT64_FORMAT "; shard_bits %d, sequence_bits %d",
 						 rec.fence_id, rec.shard_bits, rec.sequence_bits);
 	}
+	else if (info == XLOG_IDGEN_LAYOUTS &&
+			 XLogRecGetDataLen(record) == sizeof(IdgenLayoutHistory))
+	{
+		IdgenLayoutHistory history;
+
+		memcpy(&history, XLogRecGetData(record), sizeof(history));
+		appendStringInfo(buf, "%d versions", history.nversions);
+		for (int i = 0; i < history.nversions && i < IDGEN_MAX_LAYOUT_VERSIONS; i++)
+			appendStringInfo(buf, "; %d from id " UINT64_FORMAT ": shard_bits %d, sequence_bits %d",
+							 i + 1, history.versions[i].first_id,
+							 history.versions[i].shard_bits,
+							 history.versions[i].sequence_bits);
+	}
 }
 
 static const char *
 idgen_identify(uint8 info)
 {
-	if ((info & ~XLR_INFO_MASK) == XLOG_IDGEN_FENCE)
-		return "FENCE";
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_IDGEN_FENCE:
+			return "FENCE";
+		case XLOG_IDGEN_LAYOUTS:
+			return "LAYOUTS";
+	}
 	return NULL;
 }
 
@@ -567,7 +776,7 @@ fence_advance(void)
 	make_record(&rec, target);
 
 	idgen_fence_lock();
-	write_state_file(&rec);
+	write_state_file(&rec, NULL);
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
 	lsn = XLogInsert(RM_IDGEN_ID, XLOG_IDGEN_FENCE);
@@ -587,6 +796,75 @@ fence_advance(void)
 }
 
 /*
+ * Log the layout history, first appending the configured layout when it is
+ * not the last version (a start or a promotion with
+ * idgen.allow_layout_change): the new version's first ID is the generator
+ * raised to the wall clock, so above every ID so far (the generator starts
+ * above the recorded fence), and no ID of it exists yet, since minting
+ * waits for the fence move that follows.  Durable as a fence move is, in
+ * both files and in WAL, before the decoders see it; logged at every start,
+ * so that a standby learns a history that a crash kept out of WAL.
+ */
+static void
+fence_log_history(void)
+{
+	IdgenLayoutHistory history;
+	IdgenLayoutVersion *added = NULL;
+	IdgenFenceRecord rec;
+	XLogRecPtr	lsn;
+
+	idgen_fence_lock();
+	idgen_history_copy(&history);
+	if (!is_configured(&history.versions[history.nversions - 1]))
+	{
+		int64		first_ms = Max(idgen_generator_ms(), idgen_wall_ms());
+
+		if (history.nversions >= IDGEN_MAX_LAYOUT_VERSIONS ||
+			first_ms >= idgen_max_ms() ||
+			(uint64) first_ms << low_bits() <= history.versions[history.nversions - 1].first_id)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("idgen cannot begin a new layout version"),
+					 errdetail("The history holds %d versions (at most %d), and the new one would begin at millisecond " INT64_FORMAT " of %d bits.",
+							   history.nversions, IDGEN_MAX_LAYOUT_VERSIONS,
+							   first_ms, idgen_layout.time_bits),
+					 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\".",
+							 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
+		idgen_raise_generator(first_ms);
+		added = &history.versions[history.nversions++];
+		added->first_id = (uint64) first_ms << low_bits();
+		added->epoch = idgen_layout.epoch;
+		added->shard_bits = idgen_layout.shard_bits;
+		added->sequence_bits = idgen_layout.sequence_bits;
+	}
+	idgen_history_write_file(&history);
+	make_record(&rec, idgen_fence_ms());
+	write_state_file(&rec, &history);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &history, sizeof(history));
+	lsn = XLogInsert(RM_IDGEN_ID, XLOG_IDGEN_LAYOUTS);
+	XLogFlush(lsn);
+	SyncRepWaitForLSN(lsn, false);
+	if (ProcDiePending)
+	{
+		idgen_fence_unlock();
+		CHECK_FOR_INTERRUPTS();
+		proc_exit(1);
+	}
+	idgen_history_publish(&history);
+	idgen_fence_unlock();
+
+	if (added)
+		ereport(LOG,
+				(errmsg("idgen layout version %d begins at ID " UINT64_FORMAT,
+						history.nversions, added->first_id),
+				 errdetail("Epoch %s, shard_bits %d, sequence_bits %d, from %s; IDs below it decode by the versions before.",
+						   pstrdup(timestamptz_to_str(added->epoch)),
+						   added->shard_bits, added->sequence_bits,
+						   timestamptz_to_str(idgen_ms_to_timestamptz((int64) (added->first_id >> low_bits()))))));
+}
+
+/*
  * After each checkpoint the file is written again, with the fence as it
  * stands, so that it records the new redo pointer: a start then trusts it
  * alone (see idgen_fence_recover).
@@ -600,7 +878,7 @@ fence_rewrite_after_checkpoint(void)
 		return;
 	idgen_fence_lock();
 	make_record(&rec, idgen_fence_ms());
-	write_state_file(&rec);
+	write_state_file(&rec, NULL);
 	idgen_fence_unlock();
 }
 
@@ -643,7 +921,8 @@ idgen_fence_worker_main(Datum main_arg)
 	idgen_fence_set_worker_latch(MyLatch);
 	on_shmem_exit(fence_worker_detach, 0);
 
-	/* Record the layout and open the first horizon before anyone asks. */
+	/* Record the layouts and open the first horizon before anyone asks. */
+	fence_log_history();
 	fence_advance();
 	next_layout_warning_ms = idgen_wall_ms() + IDGEN_LAYOUT_END_WARNING_EVERY_MS;
 

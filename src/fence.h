@@ -25,6 +25,7 @@
  */
 #define RM_IDGEN_ID				163
 #define XLOG_IDGEN_FENCE		0x00
+#define XLOG_IDGEN_LAYOUTS		0x10	/* the layout history, whole */
 
 #define IDGEN_STATE_FILE		"idgen.state"
 

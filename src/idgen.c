@@ -50,6 +50,7 @@
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
+#include "layout_history.h"
 #include "lease.h"
 #include "lease_worker.h"
 #include "public_id.h"
@@ -118,6 +119,7 @@ idgen_shmem_request(void)
 
 	RequestAddinShmemSpace(idgen_shmem_size());
 	RequestAddinShmemSpace(idgen_fence_gate_shmem_size());
+	RequestAddinShmemSpace(idgen_history_shmem_size());
 	RequestAddinShmemSpace(idgen_lease_shmem_size());
 	RequestNamedLWLockTranche(IDGEN_FENCE_LOCK_TRANCHE, 1);
 }
@@ -127,6 +129,7 @@ idgen_shmem_startup(void)
 {
 	bool		generator_found;
 	bool		gate_found PG_USED_FOR_ASSERTS_ONLY;
+	bool		history_found PG_USED_FOR_ASSERTS_ONLY;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
@@ -134,8 +137,9 @@ idgen_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	generator_found = idgen_shmem_attach();
 	gate_found = idgen_fence_gate_shmem_attach();
-	/* one segment holds both: they are new together */
-	Assert(generator_found == gate_found);
+	history_found = idgen_history_shmem_attach();
+	/* one segment holds them all: they are new together */
+	Assert(generator_found == gate_found && gate_found == history_found);
 	if (!generator_found)
 	{
 		int64		fence_ms = idgen_fence_recover();	/* reads the file once */
@@ -290,7 +294,8 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 static TimestampTz
 id_timestamp(int64 id)
 {
-	TimestampTz ts = idgen_ms_to_timestamptz(idgen_id_ms(id));
+	int			version;
+	TimestampTz ts = idgen_id_timestamp(id, &version);
 
 	if (!IS_VALID_TIMESTAMP(ts))
 		ereport(ERROR,

@@ -242,6 +242,11 @@ check_id(int64 id)
 	idgen_refuse_negative(id, IDGEN_NEGATIVE_ID_HINT);
 }
 
+/*
+ * The millisecond of the generator's layout whose IDs all lie above id, less
+ * one: what idgen_advance_past() raises the generator past, whatever layout
+ * minted id.
+ */
 int64
 idgen_id_ms(int64 id)
 {
@@ -249,38 +254,87 @@ idgen_id_ms(int64 id)
 	return id >> (idgen_layout.shard_bits + idgen_layout.sequence_bits);
 }
 
+/* Decoding follows the layout history: each ID by the version that minted it. */
+static const IdgenLayoutVersion *
+version_of(int64 id)
+{
+	int			version;
+
+	check_id(id);
+	return idgen_version_of_id(id, &version);
+}
+
+/*
+ * As idgen_ms_to_timestamptz, in a version's milliseconds: infinity past
+ * PostgreSQL's last timestamp.
+ */
+static TimestampTz
+version_ms_to_timestamptz(const IdgenLayoutVersion *v, int64 ms)
+{
+	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) v->epoch;
+
+	Assert(ms >= 0);
+	if ((uint64) ms > span_us / 1000)
+		return DT_NOEND;
+	return (TimestampTz) ((uint64) v->epoch + (uint64) ms * 1000);
+}
+
+TimestampTz
+idgen_id_timestamp(int64 id, int *version)
+{
+	const IdgenLayoutVersion *v;
+
+	check_id(id);
+	v = idgen_version_of_id(id, version);
+	return version_ms_to_timestamptz(v, id >> (v->shard_bits + v->sequence_bits));
+}
+
 int32
 idgen_id_shard(int64 id)
 {
-	check_id(id);
-	return (int32) ((id >> idgen_layout.sequence_bits) &
-					((INT64CONST(1) << idgen_layout.shard_bits) - 1));
+	const IdgenLayoutVersion *v = version_of(id);
+
+	return (int32) ((id >> v->sequence_bits) &
+					((INT64CONST(1) << v->shard_bits) - 1));
 }
 
 int32
 idgen_id_sequence(int64 id)
 {
-	check_id(id);
-	return (int32) (id & ((INT64CONST(1) << idgen_layout.sequence_bits) - 1));
+	const IdgenLayoutVersion *v = version_of(id);
+
+	return (int32) (id & ((INT64CONST(1) << v->sequence_bits) - 1));
 }
 
 /*
- * The smallest ID of the millisecond containing ts: shard and sequence zero,
- * so [min_id_at(a), min_id_at(b)) holds every ID minted in [a, b).
+ * The smallest ID of the millisecond containing ts, under the version in
+ * force at ts: shard and sequence zero, so [min_id_at(a), min_id_at(b))
+ * holds every ID minted in [a, b).  Held between the version's first ID and
+ * the next version's, so that it rises with ts across a cut-over even where
+ * the new layout moved the time field.
  */
 int64
 idgen_min_id_at(TimestampTz ts)
 {
+	const IdgenLayoutVersion *v;
+	int			version;
+	uint64		below;
+	int			low_bits;
+	int			time_bits;
 	int64		ms;
+	int64		id;
 
 	idgen_check_preloaded();
+	v = idgen_version_at(ts, &version, &below);
+	low_bits = v->shard_bits + v->sequence_bits;
+	time_bits = 63 - low_bits;
 
-	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < idgen_layout.epoch)
+	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < v->epoch)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp is before the epoch of the ID layout"),
 				 errdetail("\"%s\" is %s.", "idgen.epoch",
-						   timestamptz_to_str(idgen_layout.epoch)),
+						   timestamptz_to_str(v->epoch)),
 				 errhint("Use a timestamp on or after the epoch.")));
 
 	/*
@@ -289,17 +343,26 @@ idgen_min_id_at(TimestampTz ts)
 	 * does in a uint64, and in milliseconds it fits an int64 again.
 	 */
 	if (TIMESTAMP_IS_NOEND(ts))
-		ms = idgen_max_ms();
+		ms = INT64CONST(1) << time_bits;
 	else
-		ms = (int64) (((uint64) ts - (uint64) idgen_layout.epoch) / 1000);
-	if (ms >= idgen_max_ms())
+		ms = (int64) (((uint64) ts - (uint64) v->epoch) / 1000);
+	if (ms >= (INT64CONST(1) << time_bits))
+	{
+		/* a version that ended before the next began: the next's first */
+		if (below != PG_UINT64_MAX)
+			return (int64) below;
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp is past the end of the ID layout"),
 				 errdetail("With %d bits of milliseconds, IDs end at %s.",
-						   idgen_layout.time_bits,
-						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+						   time_bits,
+						   timestamptz_to_str(version_ms_to_timestamptz(v, INT64CONST(1) << time_bits))),
 				 errhint("Use a timestamp before the end of the layout.")));
+	}
 
-	return idgen_encode(ms, 0, 0);
+	id = ms << low_bits;
+	id = Max(id, (int64) v->first_id);
+	if ((uint64) id > below)
+		id = (int64) below;
+	return id;
 }

@@ -23,6 +23,7 @@
 #include "datatype/timestamp.h"
 
 #include "idgen_compat.h"
+#include "layout_history.h"
 
 typedef struct IdgenLayout
 {
@@ -35,9 +36,6 @@ typedef struct IdgenLayout
 /* Fixed at server start; valid only when idgen_layout_ready. */
 extern IDGEN_HOT_GLOBAL IdgenLayout idgen_layout;
 extern bool idgen_layout_ready;
-
-/* A layout needs at least this many bits of milliseconds (about 24 days). */
-#define IDGEN_MIN_TIME_BITS			31
 
 extern bool idgen_parse_epoch(const char *str, TimestampTz *result,
 							  bool *relative);
@@ -108,6 +106,7 @@ idgen_encode(int64 ms, int32 shard, int64 sequence)
 
 /* Decoding, for SQL: each checks its argument. */
 extern int64 idgen_id_ms(int64 id);
+extern TimestampTz idgen_id_timestamp(int64 id, int *version);
 extern int32 idgen_id_shard(int64 id);
 extern int32 idgen_id_sequence(int64 id);
 extern int64 idgen_min_id_at(TimestampTz ts);

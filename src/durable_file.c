@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * durable_file.c
+ *		Small files in the data directory: the state file and the layout
+ *		history.
+ *
+ * A file is written to a temporary name, fsync'd and durable_rename'd, so a
+ * crash leaves either the old file or the new one, whole.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/durable_file.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "storage/fd.h"
+
+#include "durable_file.h"
+
+void
+idgen_write_durably(const char *path, const char *tmp_path,
+					const void *data, size_t len)
+{
+	int			fd;
+
+	/*
+	 * A temporary file left by a crash, or planted, that this process cannot
+	 * open would stop every later write for good: remove it first.  What
+	 * cannot be removed (a directory with something in it, say) stops with
+	 * a message that says what to remove; minting only waits.
+	 */
+	if (unlink(tmp_path) != 0 && errno != ENOENT &&
+		!(errno == EISDIR && rmdir(tmp_path) == 0))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not remove stale file \"%s\": %m", tmp_path),
+				 errdetail("The idgen fence cannot move while it is there; minting stops where the fence stands."),
+				 errhint("Remove \"%s\" from the data directory; the fence moves again within a second.",
+						 tmp_path)));
+	fd = OpenTransientFile(tmp_path, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", tmp_path)));
+	errno = 0;
+	if (write(fd, data, len) != (ssize_t) len)
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp_path)));
+	}
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", tmp_path)));
+
+	/* fsyncs the file, renames it, fsyncs the directory */
+	(void) durable_rename(tmp_path, path, ERROR);
+}
+
+/*
+ * Read up to bufsize bytes of a file; the number read, or -1 when it does
+ * not exist.  One byte more than the largest expected file tells a longer
+ * file from one of the expected size.
+ */
+int
+idgen_read_whole(const char *path, void *buf, size_t bufsize)
+{
+	int			fd;
+	int			r;
+
+	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return -1;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", path)));
+	}
+	r = read(fd, buf, bufsize);
+	if (r < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read file \"%s\": %m", path)));
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", path)));
+	return r;
+}

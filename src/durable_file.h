@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * durable_file.h
+ *		Small files in the data directory, written so that a crash leaves
+ *		the old one or the new one whole.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/durable_file.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_DURABLE_FILE_H
+#define IDGEN_DURABLE_FILE_H
+
+extern void idgen_write_durably(const char *path, const char *tmp_path,
+								const void *data, size_t len);
+extern int	idgen_read_whole(const char *path, void *buf, size_t bufsize);
+
+#endif							/* IDGEN_DURABLE_FILE_H */

@@ -1,0 +1,262 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout_history.c
+ *		The layout history: every layout this node has minted under, each
+ *		from its cut-over.
+ *
+ * A layout change starts the new layout above every ID of the old one (see
+ * fence.c), so the versions' first IDs rise, and the version that minted
+ * an ID is the last whose first ID is at or below it.  The decoders use
+ * that instead of the layout the server runs with, and old IDs decode as
+ * they were minted.
+ *
+ * The history is durable as the fence is: it is kept in its own file
+ * ($PGDATA/idgen.layouts), in the state file beside the fence, and in WAL
+ * (logged by the fence worker each time it starts), so it survives the loss
+ * of either file, and standbys replay it.  It only ever grows, and only at
+ * a start or a promotion, before the first ID of the new version is minted;
+ * so appending a version changes the decoding of no ID minted before.
+ *
+ * In shared memory it is written under a spinlock and counted; each process
+ * decodes from its own copy, taken again when the count has moved.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/layout_history.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "port/atomics.h"
+#include "port/pg_crc32c.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+
+#include "durable_file.h"
+#include "layout_history.h"
+
+#define IDGEN_LAYOUTS_TMP_FILE	IDGEN_LAYOUTS_FILE ".tmp"
+#define IDGEN_LAYOUTS_MAGIC		0x6964676c	/* "idgl" */
+#define IDGEN_LAYOUTS_VERSION	1
+
+typedef struct IdgenLayoutsFile
+{
+	uint32		magic;
+	uint32		version;
+	uint64		system_identifier;	/* pg_control's, of the writer */
+	IdgenLayoutHistory history;
+	pg_crc32c	crc;			/* of everything above */
+} IdgenLayoutsFile;
+
+typedef struct IdgenHistoryShared
+{
+	slock_t		mutex;
+	pg_atomic_uint32 changes;	/* moved by every publish */
+	IdgenLayoutHistory history;
+} IdgenHistoryShared;
+
+static IdgenHistoryShared *history_shared = NULL;
+
+/* this process's copy, and the count it was taken at */
+static IdgenLayoutHistory local_history;
+static uint32 local_changes;
+static bool local_taken = false;
+
+Size
+idgen_history_shmem_size(void)
+{
+	return MAXALIGN(sizeof(IdgenHistoryShared));
+}
+
+bool
+idgen_history_shmem_attach(void)
+{
+	bool		found;
+
+	history_shared = ShmemInitStruct("idgen layouts", sizeof(IdgenHistoryShared),
+									 &found);
+	if (!found)
+	{
+		SpinLockInit(&history_shared->mutex);
+		pg_atomic_init_u32(&history_shared->changes, 0);
+		memset(&history_shared->history, 0, sizeof(IdgenLayoutHistory));
+	}
+	return found;
+}
+
+void
+idgen_history_copy(IdgenLayoutHistory *history)
+{
+	SpinLockAcquire(&history_shared->mutex);
+	*history = history_shared->history;
+	SpinLockRelease(&history_shared->mutex);
+}
+
+void
+idgen_history_publish(const IdgenLayoutHistory *history)
+{
+	Assert(idgen_history_check(history));
+	SpinLockAcquire(&history_shared->mutex);
+	history_shared->history = *history;
+	pg_atomic_fetch_add_u32(&history_shared->changes, 1);
+	SpinLockRelease(&history_shared->mutex);
+}
+
+static inline const IdgenLayoutHistory *
+current_history(void)
+{
+	uint32		changes = pg_atomic_read_u32(&history_shared->changes);
+
+	if (unlikely(!local_taken || changes != local_changes))
+	{
+		SpinLockAcquire(&history_shared->mutex);
+		local_history = history_shared->history;
+		local_changes = pg_atomic_read_u32(&history_shared->changes);
+		SpinLockRelease(&history_shared->mutex);
+		local_taken = true;
+		if (local_history.nversions < 1)
+			elog(ERROR, "idgen layout history is empty");
+	}
+	return &local_history;
+}
+
+/* The number of versions, and a copy, for idgen_layout_history(). */
+int
+idgen_history_snapshot(IdgenLayoutHistory *history)
+{
+	*history = *current_history();
+	return history->nversions;
+}
+
+/* The version (numbered from 1) whose IDs include id, which is >= 0. */
+const IdgenLayoutVersion *
+idgen_version_of_id(int64 id, int *version)
+{
+	const IdgenLayoutHistory *h = current_history();
+	int			i = h->nversions - 1;
+
+	while (i > 0 && (uint64) id < h->versions[i].first_id)
+		i--;
+	*version = i + 1;
+	return &h->versions[i];
+}
+
+/* The instant a version's first ID is from. */
+static TimestampTz
+version_start(const IdgenLayoutVersion *v)
+{
+	uint64		ms = v->first_id >> (v->shard_bits + v->sequence_bits);
+
+	return (TimestampTz) ((uint64) v->epoch + ms * 1000);
+}
+
+/*
+ * The version in force at ts: the last that had begun by then.  *below is
+ * the first ID of the next version (UINT64_MAX for the last): no ID of this
+ * one reaches it.
+ */
+const IdgenLayoutVersion *
+idgen_version_at(TimestampTz ts, int *version, uint64 *below)
+{
+	const IdgenLayoutHistory *h = current_history();
+	int			i = h->nversions - 1;
+
+	while (i > 0 && ts < version_start(&h->versions[i]))
+		i--;
+	*version = i + 1;
+	*below = i + 1 < h->nversions ? h->versions[i + 1].first_id : PG_UINT64_MAX;
+	return &h->versions[i];
+}
+
+static bool
+same_version(const IdgenLayoutVersion *a, const IdgenLayoutVersion *b)
+{
+	return a->first_id == b->first_id && a->epoch == b->epoch &&
+		a->shard_bits == b->shard_bits && a->sequence_bits == b->sequence_bits;
+}
+
+/* Every version of a is b's, in the same place. */
+bool
+idgen_history_is_prefix(const IdgenLayoutHistory *a, const IdgenLayoutHistory *b)
+{
+	if (a->nversions > b->nversions)
+		return false;
+	for (int i = 0; i < a->nversions; i++)
+		if (!same_version(&a->versions[i], &b->versions[i]))
+			return false;
+	return true;
+}
+
+/* What a history read from a file or WAL must be before it is believed. */
+bool
+idgen_history_check(const IdgenLayoutHistory *history)
+{
+	if (history->nversions < 1 || history->nversions > IDGEN_MAX_LAYOUT_VERSIONS)
+		return false;
+	for (int i = 0; i < history->nversions; i++)
+	{
+		const IdgenLayoutVersion *v = &history->versions[i];
+
+		if (v->shard_bits < 0 || v->sequence_bits < 0 ||
+			v->shard_bits + v->sequence_bits > 63 - IDGEN_MIN_TIME_BITS ||
+			!IS_VALID_TIMESTAMP(v->epoch) || v->first_id > (uint64) PG_INT64_MAX)
+			return false;
+		if (i == 0 ? v->first_id != 0 : v->first_id <= history->versions[i - 1].first_id)
+			return false;
+	}
+	return true;
+}
+
+/* 0, or -1 when there is no file; ERROR when it is not a history. */
+int
+idgen_history_read_file(IdgenLayoutHistory *history, uint64 *system_identifier)
+{
+	IdgenLayoutsFile file;
+	char		buf[sizeof(IdgenLayoutsFile) + 1];
+	pg_crc32c	crc;
+	int			r;
+
+	r = idgen_read_whole(IDGEN_LAYOUTS_FILE, buf, sizeof(buf));
+	if (r < 0)
+		return -1;
+	memcpy(&file, buf, Min(r, (int) sizeof(file)));
+	if (r == sizeof(file) && file.magic == IDGEN_LAYOUTS_MAGIC &&
+		file.version == IDGEN_LAYOUTS_VERSION)
+	{
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, &file, offsetof(IdgenLayoutsFile, crc));
+		FIN_CRC32C(crc);
+		if (EQ_CRC32C(crc, file.crc) && idgen_history_check(&file.history))
+		{
+			*history = file.history;
+			*system_identifier = file.system_identifier;
+			return 0;
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("idgen layout history \"%s\" is corrupt", IDGEN_LAYOUTS_FILE),
+			 errhint("Move the file out of the data directory: the server then takes the history from \"%s\" and writes the file again.",
+					 "idgen.state")));
+	return -1;					/* not reached */
+}
+
+void
+idgen_history_write_file(const IdgenLayoutHistory *history)
+{
+	IdgenLayoutsFile file;
+
+	memset(&file, 0, sizeof(file));
+	file.magic = IDGEN_LAYOUTS_MAGIC;
+	file.version = IDGEN_LAYOUTS_VERSION;
+	file.system_identifier = GetSystemIdentifier();
+	file.history = *history;
+	INIT_CRC32C(file.crc);
+	COMP_CRC32C(file.crc, &file, offsetof(IdgenLayoutsFile, crc));
+	FIN_CRC32C(file.crc);
+	idgen_write_durably(IDGEN_LAYOUTS_FILE, IDGEN_LAYOUTS_TMP_FILE,
+						&file, sizeof(file));
+}

@@ -1,0 +1,67 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout_history.h
+ *		Every layout this node has minted under, each from its cut-over: the
+ *		first ID of a version is above every ID of the versions before, so
+ *		comparing an ID with the cut-overs tells which layout minted it.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/layout_history.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_LAYOUT_HISTORY_H
+#define IDGEN_LAYOUT_HISTORY_H
+
+#include "datatype/timestamp.h"
+
+/* A layout needs at least this many bits of milliseconds (about 24 days). */
+#define IDGEN_MIN_TIME_BITS			31
+
+/* Each version takes a restart; a full history refuses one more. */
+#define IDGEN_MAX_LAYOUT_VERSIONS	32
+
+#define IDGEN_LAYOUTS_FILE			"idgen.layouts"
+
+typedef struct IdgenLayoutVersion
+{
+	uint64		first_id;		/* above every ID of the versions before */
+	TimestampTz epoch;
+	int32		shard_bits;
+	int32		sequence_bits;
+} IdgenLayoutVersion;
+
+/* As the files and WAL carry it: versions in order, version 1 first. */
+typedef struct IdgenLayoutHistory
+{
+	int32		nversions;
+	int32		flags;			/* IDGEN_HISTORY_* */
+	IdgenLayoutVersion versions[IDGEN_MAX_LAYOUT_VERSIONS];
+} IdgenLayoutHistory;
+
+/* no history was found; version 1 was assumed to be the configured layout */
+#define IDGEN_HISTORY_ASSUMED		0x1
+
+/* Shared memory, from idgen.c's hooks. */
+extern Size idgen_history_shmem_size(void);
+extern bool idgen_history_shmem_attach(void);
+
+/* The history as recorded, and changing it (fence.c). */
+extern void idgen_history_copy(IdgenLayoutHistory *history);
+extern void idgen_history_publish(const IdgenLayoutHistory *history);
+extern bool idgen_history_is_prefix(const IdgenLayoutHistory *a,
+									const IdgenLayoutHistory *b);
+extern bool idgen_history_check(const IdgenLayoutHistory *history);
+extern int	idgen_history_read_file(IdgenLayoutHistory *history,
+									uint64 *system_identifier);
+extern void idgen_history_write_file(const IdgenLayoutHistory *history);
+
+/* Decoding (layout.c): the version that minted an ID, and at a time. */
+extern const IdgenLayoutVersion *idgen_version_of_id(int64 id, int *version);
+extern const IdgenLayoutVersion *idgen_version_at(TimestampTz ts, int *version,
+												  uint64 *below);
+extern int	idgen_history_snapshot(IdgenLayoutHistory *history);
+
+#endif							/* IDGEN_LAYOUT_HISTORY_H */
