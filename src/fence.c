@@ -428,7 +428,7 @@ check_layout_change(const IdgenLayoutHistory *history, const char *where)
 				 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\".",
 						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
 	ereport(LOG,
-			(errmsg("idgen layout changes from epoch %s, shard_bits %d, sequence_bits %d",
+			(errmsg("idgen layout changed from epoch %s, shard_bits %d, sequence_bits %d",
 					recorded, last->shard_bits, last->sequence_bits),
 			 errdetail("\"%s\" is on: new IDs start above every ID minted before, as version %d of the layout history; IDs of earlier versions decode as they were minted.",
 					   "idgen.allow_layout_change", history->nversions + 1)));
