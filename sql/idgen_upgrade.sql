@@ -1,5 +1,5 @@
--- Versions: a fresh install is the default version, and updating 1.0 or
--- 1.1 to it gives exactly the same objects, definitions and privileges.
+-- Versions: a fresh install is the default version, and updating 1.0,
+-- 1.1 or 1.2 to it gives exactly the same objects, definitions and privileges.
 -- There is one base script, idgen--1.0.sql: a fresh install runs it and
 -- then each upgrade script in turn, as contrib's extensions do, and
 -- CREATE EXTENSION ... VERSION '1.1' stops along the same chain.  Should a
@@ -94,6 +94,25 @@ SELECT idgen_to_text(4194309127, 'evt') AS a_1_1_function,
 -- this library serves 1.1's idgen_stats and idgen_leases, with fewer columns
 SELECT count(*) AS stats_rows FROM idgen_stats;
 SELECT count(*) AS lease_rows FROM idgen_leases();
+ALTER EXTENSION idgen UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'idgen';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();
+SELECT (SELECT count(*) FROM fresh) = (SELECT count(*) FROM updated) AS same_number_of_objects;
+SELECT 'only in the fresh install' AS where_, object FROM
+  (SELECT * FROM fresh EXCEPT SELECT * FROM updated) AS f
+UNION ALL
+SELECT 'only after the update', object FROM
+  (SELECT * FROM updated EXCEPT SELECT * FROM fresh) AS u
+ORDER BY 1, 2;
+
+-- 1.2: its objects work with this library, and the update adds 1.3's
+DROP TABLE updated;
+DROP EXTENSION idgen;
+CREATE EXTENSION idgen VERSION '1.2';
+SELECT extversion FROM pg_extension WHERE extname = 'idgen';
+SELECT idgen_row_to_json(row(4194309127::bigint)) AS a_1_2_function,
+       to_regprocedure('idgen_layout_history()') IS NULL AS no_1_3_function;
+SELECT count(*) AS stats_rows FROM idgen_stats;
 ALTER EXTENSION idgen UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
 CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();

@@ -78,6 +78,7 @@
 #include "generator.h"
 #include "layout.h"
 #include "layout_history.h"
+#include "layout_versions.h"
 #include "settings.h"
 #include "wait_event.h"
 #include "worker.h"
@@ -855,6 +856,7 @@ fence_log_history(void)
 	idgen_fence_unlock();
 
 	if (added)
+	{
 		ereport(LOG,
 				(errmsg("idgen layout version %d begins at ID " UINT64_FORMAT,
 						history.nversions, added->first_id),
@@ -862,6 +864,9 @@ fence_log_history(void)
 						   pstrdup(timestamptz_to_str(added->epoch)),
 						   added->shard_bits, added->sequence_bits,
 						   timestamptz_to_str(idgen_ms_to_timestamptz((int64) (added->first_id >> low_bits()))))));
+		/* each database's copy, for the dumps */
+		idgen_versions_launch_sync();
+	}
 }
 
 /*

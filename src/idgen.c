@@ -51,6 +51,7 @@
 #include "idgen_compat.h"
 #include "layout.h"
 #include "layout_history.h"
+#include "layout_versions.h"
 #include "lease.h"
 #include "lease_worker.h"
 #include "public_id.h"
@@ -74,6 +75,10 @@ PG_FUNCTION_INFO_V1(id_to_shard);
 PG_FUNCTION_INFO_V1(id_to_sequence);
 PG_FUNCTION_INFO_V1(idgen_decode);
 PG_FUNCTION_INFO_V1(idgen_span);
+PG_FUNCTION_INFO_V1(idgen_layout_history);
+PG_FUNCTION_INFO_V1(id_to_layout_version);
+PG_FUNCTION_INFO_V1(idgen_layout_record);
+PG_FUNCTION_INFO_V1(idgen_layout_adopt);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -389,4 +394,91 @@ idgen_span(PG_FUNCTION_ARGS)
 						 "idgen.epoch")));
 
 	PG_RETURN_INT64((us / 1000) << (idgen_layout.shard_bits + idgen_layout.sequence_bits));
+}
+
+Datum
+id_to_layout_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(idgen_id_layout_version(PG_GETARG_INT64(0)));
+}
+
+/*
+ * One row per version of the server's layout history, oldest first, and
+ * whether this database's copy has it.
+ */
+Datum
+idgen_layout_history(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const IdgenLayoutHistory *history;
+	const IdgenLayoutHistory *decoding = NULL;
+
+	idgen_check_preloaded();
+	InitMaterializedSRF(fcinfo, 0);
+	history = idgen_server_history(NULL);
+	/* a database whose copy disagrees still shows the server's */
+	decoding = idgen_decoding_history_if_any();
+	for (int i = 0; i < history->nversions; i++)
+	{
+		const IdgenLayoutVersion *v = &history->versions[i];
+		int			low = v->shard_bits + v->sequence_bits;
+		int			time_bits = 63 - low;
+		Datum		values[10];
+		bool		nulls[10] = {0};
+		bool		decodes = false;
+
+		for (int j = 0; decoding && j < decoding->nversions; j++)
+			if (decoding->versions[j].first_id == v->first_id &&
+				idgen_same_layout(&decoding->versions[j], v))
+				decodes = true;
+
+		values[0] = Int32GetDatum(i + 1);
+		values[1] = TimestampTzGetDatum(v->epoch);
+		values[2] = Int32GetDatum(v->shard_bits);
+		values[3] = Int32GetDatum(v->sequence_bits);
+		values[4] = Int32GetDatum(time_bits);
+		values[5] = Int64GetDatum((int64) v->first_id);
+		values[6] = TimestampTzGetDatum(idgen_version_ms_to_timestamptz(v, (int64) (v->first_id >> low)));
+		values[7] = TimestampTzGetDatum(idgen_version_ms_to_timestamptz(v, INT64CONST(1) << time_bits));
+		values[8] = BoolGetDatum(i == 0 && (history->flags & IDGEN_HISTORY_ASSUMED) != 0);
+		values[9] = BoolGetDatum(decodes);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* Copy the versions the decoders use into this database's table. */
+Datum
+idgen_layout_record(PG_FUNCTION_ARGS)
+{
+	idgen_check_preloaded();
+	PG_RETURN_INT32(idgen_versions_record(false));
+}
+
+/*
+ * A database restored from a server with another layout: raise the
+ * generator above its largest ID, and begin there a version of this
+ * server's layout in the database's copy.
+ */
+Datum
+idgen_layout_adopt(PG_FUNCTION_ARGS)
+{
+	int64		above = PG_GETARG_INT64(0);
+	IdgenLayoutVersion current;
+	int			version;
+	int			low = idgen_layout.shard_bits + idgen_layout.sequence_bits;
+
+	idgen_check_preloaded();
+	idgen_refuse_negative(above, IDGEN_NEGATIVE_ID_HINT);
+	DirectFunctionCall1(idgen_advance_past, Int64GetDatum(above));
+	memset(&current, 0, sizeof(current));
+	current.epoch = idgen_layout.epoch;
+	current.shard_bits = idgen_layout.shard_bits;
+	current.sequence_bits = idgen_layout.sequence_bits;
+	current.first_id = (uint64) Max(idgen_generator_ms(), idgen_id_ms(above) + 1) << low;
+	version = idgen_versions_adopt(&current);
+	if (version == 0)
+		ereport(NOTICE,
+				(errmsg("this database already decodes by the server's layout")));
+	PG_RETURN_INT32(version);
 }

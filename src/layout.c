@@ -28,6 +28,7 @@
 #include "utils/timestamp.h"
 
 #include "layout.h"
+#include "layout_versions.h"
 
 IdgenLayout idgen_layout;
 bool		idgen_layout_ready = false;
@@ -261,15 +262,15 @@ version_of(int64 id)
 	int			version;
 
 	check_id(id);
-	return idgen_version_of_id(id, &version);
+	return idgen_history_version_of_id(idgen_decoding_history(), id, &version);
 }
 
 /*
  * As idgen_ms_to_timestamptz, in a version's milliseconds: infinity past
  * PostgreSQL's last timestamp.
  */
-static TimestampTz
-version_ms_to_timestamptz(const IdgenLayoutVersion *v, int64 ms)
+TimestampTz
+idgen_version_ms_to_timestamptz(const IdgenLayoutVersion *v, int64 ms)
 {
 	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) v->epoch;
 
@@ -285,8 +286,18 @@ idgen_id_timestamp(int64 id, int *version)
 	const IdgenLayoutVersion *v;
 
 	check_id(id);
-	v = idgen_version_of_id(id, version);
-	return version_ms_to_timestamptz(v, id >> (v->shard_bits + v->sequence_bits));
+	v = idgen_history_version_of_id(idgen_decoding_history(), id, version);
+	return idgen_version_ms_to_timestamptz(v, id >> (v->shard_bits + v->sequence_bits));
+}
+
+int
+idgen_id_layout_version(int64 id)
+{
+	int			version;
+
+	check_id(id);
+	(void) idgen_history_version_of_id(idgen_decoding_history(), id, &version);
+	return version;
 }
 
 int32
@@ -325,7 +336,7 @@ idgen_min_id_at(TimestampTz ts)
 	int64		id;
 
 	idgen_check_preloaded();
-	v = idgen_version_at(ts, &version, &below);
+	v = idgen_history_version_at(idgen_decoding_history(), ts, &version, &below);
 	low_bits = v->shard_bits + v->sequence_bits;
 	time_bits = 63 - low_bits;
 
@@ -356,7 +367,7 @@ idgen_min_id_at(TimestampTz ts)
 				 errmsg("timestamp is past the end of the ID layout"),
 				 errdetail("With %d bits of milliseconds, IDs end at %s.",
 						   time_bits,
-						   timestamptz_to_str(version_ms_to_timestamptz(v, INT64CONST(1) << time_bits))),
+						   timestamptz_to_str(idgen_version_ms_to_timestamptz(v, INT64CONST(1) << time_bits))),
 				 errhint("Use a timestamp before the end of the layout.")));
 	}
 

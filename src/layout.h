@@ -45,6 +45,8 @@ extern void idgen_check_preloaded(void);
 extern void idgen_warn_layout_end(int64 warn_before_ms);
 
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
+extern TimestampTz idgen_version_ms_to_timestamptz(const IdgenLayoutVersion *v,
+												   int64 ms);
 
 /* Microseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
 #define IDGEN_POSTGRES_EPOCH_UNIX_US \
@@ -110,5 +112,6 @@ extern TimestampTz idgen_id_timestamp(int64 id, int *version);
 extern int32 idgen_id_shard(int64 id);
 extern int32 idgen_id_sequence(int64 id);
 extern int64 idgen_min_id_at(TimestampTz ts);
+extern int	idgen_id_layout_version(int64 id);
 
 #endif							/* IDGEN_LAYOUT_H */

@@ -105,8 +105,12 @@ idgen_history_publish(const IdgenLayoutHistory *history)
 	SpinLockRelease(&history_shared->mutex);
 }
 
-static inline const IdgenLayoutHistory *
-current_history(void)
+/*
+ * This process's copy of the server's history, taken again when it has
+ * changed since.
+ */
+const IdgenLayoutHistory *
+idgen_server_history(uint32 *changes_out)
 {
 	uint32		changes = pg_atomic_read_u32(&history_shared->changes);
 
@@ -120,22 +124,22 @@ current_history(void)
 		if (local_history.nversions < 1)
 			elog(ERROR, "idgen layout history is empty");
 	}
+	if (changes_out)
+		*changes_out = local_changes;
 	return &local_history;
 }
 
-/* The number of versions, and a copy, for idgen_layout_history(). */
-int
-idgen_history_snapshot(IdgenLayoutHistory *history)
+/* Whether the server's history changed since the count given. */
+bool
+idgen_server_history_changed(uint32 changes)
 {
-	*history = *current_history();
-	return history->nversions;
+	return pg_atomic_read_u32(&history_shared->changes) != changes;
 }
 
-/* The version (numbered from 1) whose IDs include id, which is >= 0. */
+/* The version (numbered from 1) of a history whose IDs include id >= 0. */
 const IdgenLayoutVersion *
-idgen_version_of_id(int64 id, int *version)
+idgen_history_version_of_id(const IdgenLayoutHistory *h, int64 id, int *version)
 {
-	const IdgenLayoutHistory *h = current_history();
 	int			i = h->nversions - 1;
 
 	while (i > 0 && (uint64) id < h->versions[i].first_id)
@@ -145,8 +149,8 @@ idgen_version_of_id(int64 id, int *version)
 }
 
 /* The instant a version's first ID is from. */
-static TimestampTz
-version_start(const IdgenLayoutVersion *v)
+TimestampTz
+idgen_version_start(const IdgenLayoutVersion *v)
 {
 	uint64		ms = v->first_id >> (v->shard_bits + v->sequence_bits);
 
@@ -159,23 +163,30 @@ version_start(const IdgenLayoutVersion *v)
  * one reaches it.
  */
 const IdgenLayoutVersion *
-idgen_version_at(TimestampTz ts, int *version, uint64 *below)
+idgen_history_version_at(const IdgenLayoutHistory *h, TimestampTz ts,
+						 int *version, uint64 *below)
 {
-	const IdgenLayoutHistory *h = current_history();
 	int			i = h->nversions - 1;
 
-	while (i > 0 && ts < version_start(&h->versions[i]))
+	while (i > 0 && ts < idgen_version_start(&h->versions[i]))
 		i--;
 	*version = i + 1;
 	*below = i + 1 < h->nversions ? h->versions[i + 1].first_id : PG_UINT64_MAX;
 	return &h->versions[i];
 }
 
+/* The same layout, wherever it begins. */
+bool
+idgen_same_layout(const IdgenLayoutVersion *a, const IdgenLayoutVersion *b)
+{
+	return a->epoch == b->epoch && a->shard_bits == b->shard_bits &&
+		a->sequence_bits == b->sequence_bits;
+}
+
 static bool
 same_version(const IdgenLayoutVersion *a, const IdgenLayoutVersion *b)
 {
-	return a->first_id == b->first_id && a->epoch == b->epoch &&
-		a->shard_bits == b->shard_bits && a->sequence_bits == b->sequence_bits;
+	return a->first_id == b->first_id && idgen_same_layout(a, b);
 }
 
 /* Every version of a is b's, in the same place. */

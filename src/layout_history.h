@@ -58,10 +58,16 @@ extern int	idgen_history_read_file(IdgenLayoutHistory *history,
 									uint64 *system_identifier);
 extern void idgen_history_write_file(const IdgenLayoutHistory *history);
 
-/* Decoding (layout.c): the version that minted an ID, and at a time. */
-extern const IdgenLayoutVersion *idgen_version_of_id(int64 id, int *version);
-extern const IdgenLayoutVersion *idgen_version_at(TimestampTz ts, int *version,
-												  uint64 *below);
-extern int	idgen_history_snapshot(IdgenLayoutHistory *history);
+/* The server's history, as this process last took it, and its versions. */
+extern const IdgenLayoutHistory *idgen_server_history(uint32 *changes);
+extern bool idgen_server_history_changed(uint32 changes);
+extern bool idgen_same_layout(const IdgenLayoutVersion *a,
+							  const IdgenLayoutVersion *b);
+extern TimestampTz idgen_version_start(const IdgenLayoutVersion *v);
+extern const IdgenLayoutVersion *idgen_history_version_of_id(const IdgenLayoutHistory *h,
+															 int64 id, int *version);
+extern const IdgenLayoutVersion *idgen_history_version_at(const IdgenLayoutHistory *h,
+														  TimestampTz ts, int *version,
+														  uint64 *below);
 
 #endif							/* IDGEN_LAYOUT_HISTORY_H */

@@ -1,0 +1,124 @@
+/* idgen--1.2--1.3.sql */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION idgen UPDATE TO '1.3'" to load this file. \quit
+
+-- The layout history: every layout this server has minted under, each from
+-- its first ID.  The decoders pick the version of an ID by comparing it
+-- with the first IDs, so IDs minted before a layout change decode as they
+-- were minted.  used_here: whether this database decodes by the version
+-- (see idgen_layout_versions).  VOLATILE: a standby's history grows as it
+-- replays.
+CREATE FUNCTION idgen_layout_history(
+	OUT version integer,
+	OUT epoch timestamptz,
+	OUT shard_bits integer,
+	OUT sequence_bits integer,
+	OUT time_bits integer,
+	OUT first_id bigint,
+	OUT first_at timestamptz,
+	OUT layout_ends timestamptz,
+	OUT assumed boolean,
+	OUT used_here boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_layout_history'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_layout_history() IS
+'every layout this server has minted under: its version, fields, first ID and that ID''s time, when it ends, whether it was assumed for want of a recorded history, and whether this database decodes by it';
+
+-- The version of the layout history an ID was minted under.  IMMUTABLE as
+-- the other decoders: a new version begins above every ID minted before.
+CREATE FUNCTION id_to_layout_version(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'id_to_layout_version'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION id_to_layout_version(bigint) IS
+'the version of the layout history an ID was minted under';
+
+-- This database's copy of the layout history, which pg_dump carries: a
+-- database restored into another server decodes its IDs by it.  Written by
+-- idgen_layout_record() and idgen_layout_adopt(), never by hand.
+CREATE TABLE idgen_layout_versions (
+	version integer PRIMARY KEY CHECK (version BETWEEN 1 AND 32),
+	epoch timestamptz NOT NULL,
+	shard_bits integer NOT NULL,
+	sequence_bits integer NOT NULL,
+	first_id bigint NOT NULL UNIQUE CHECK (first_id >= 0)
+);
+
+COMMENT ON TABLE idgen_layout_versions IS
+'this database''s copy of the layout history, carried by pg_dump';
+
+GRANT SELECT ON idgen_layout_versions TO PUBLIC;
+
+-- A restore (pg_dump's COPY) brings rows of the history the dump was made
+-- under: a row equal to one there is skipped; one that differs replaces
+-- that version and every later one, which are the history of this server
+-- that CREATE EXTENSION wrote, not the dumped database's.
+CREATE FUNCTION idgen_layout_versions_restore()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	tbl text := format('%I.%I', TG_TABLE_SCHEMA, TG_TABLE_NAME);
+	same boolean;
+BEGIN
+	EXECUTE format('SELECT (epoch, shard_bits, sequence_bits, first_id) = ($1, $2, $3, $4)
+	                  FROM %s WHERE version = $5', tbl)
+	   INTO same
+	  USING NEW.epoch, NEW.shard_bits, NEW.sequence_bits, NEW.first_id, NEW.version;
+	IF same THEN
+		RETURN NULL;
+	END IF;
+	IF same IS NOT NULL THEN
+		EXECUTE format('DELETE FROM %s WHERE version >= $1', tbl) USING NEW.version;
+	END IF;
+	RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER idgen_layout_versions_restore
+	BEFORE INSERT ON idgen_layout_versions
+	FOR EACH ROW EXECUTE FUNCTION idgen_layout_versions_restore();
+
+-- Every process drops the history it decodes by when the table changes.
+CREATE FUNCTION idgen_layout_versions_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'idgen_layout_versions_changed'
+LANGUAGE C;
+
+CREATE TRIGGER idgen_layout_versions_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen_layout_versions
+	FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_versions_changed();
+
+-- Copy into idgen_layout_versions the versions this database decodes by
+-- that it lacks; the number copied.  The "idgen layouts" worker runs it in
+-- every database after a start that began a version.
+CREATE FUNCTION idgen_layout_record()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'idgen_layout_record'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION idgen_layout_record() IS
+'copy the layout versions this database decodes by into idgen_layout_versions';
+
+-- A database restored from a server with another layout: its IDs decode by
+-- the dumped history, and this server's begin above the given ID (the
+-- database's largest) as a version of their own.
+CREATE FUNCTION idgen_layout_adopt(above bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'idgen_layout_adopt'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION idgen_layout_adopt(bigint) IS
+'raise the generator above an ID and begin this server''s layout there as a version of this database''s history';
+
+REVOKE ALL ON FUNCTION idgen_layout_record() FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen_layout_adopt(bigint) FROM PUBLIC;
+
+SELECT pg_catalog.pg_extension_config_dump('idgen_layout_versions', '');
+
+SELECT idgen_layout_record();

@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout_versions.h
+ *		Each database's copy of the layout history: the table
+ *		idgen_layout_versions, which pg_dump carries, and the history the
+ *		decoders use in this database.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/layout_versions.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_LAYOUT_VERSIONS_H
+#define IDGEN_LAYOUT_VERSIONS_H
+
+#include "layout_history.h"
+
+#define IDGEN_VERSIONS_TABLE	"idgen_layout_versions"
+
+extern const IdgenLayoutHistory *idgen_decoding_history(void);
+extern const IdgenLayoutHistory *idgen_decoding_history_if_any(void);
+extern int	idgen_versions_record(bool quiet);
+extern int	idgen_versions_adopt(const IdgenLayoutVersion *current);
+extern void idgen_versions_launch_sync(void);
+
+extern PGDLLEXPORT void idgen_layouts_worker_main(Datum main_arg);
+
+#endif							/* IDGEN_LAYOUT_VERSIONS_H */
