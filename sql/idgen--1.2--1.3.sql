@@ -119,6 +119,116 @@ COMMENT ON FUNCTION idgen_layout_adopt(bigint) IS
 REVOKE ALL ON FUNCTION idgen_layout_record() FROM PUBLIC;
 REVOKE ALL ON FUNCTION idgen_layout_adopt(bigint) FROM PUBLIC;
 
+
+-- idgen_layout_dependents: with the layout history, every ID that exists
+-- decodes as it was minted, after any change; what a change can still make
+-- stale is what was computed for times after it (min_id_at() of a future
+-- time, idgen_span(), partition bounds), so only those are listed now.
+CREATE OR REPLACE FUNCTION idgen_layout_dependents(
+	OUT kind text,
+	OUT object text,
+	OUT action text)
+RETURNS SETOF record
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH idgen AS (			-- wherever the extension lives (it is relocatable)
+	SELECT n.nspname
+	  FROM pg_catalog.pg_extension AS e
+	  JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace
+	 WHERE e.extname = 'idgen'
+),
+-- what a new version of the layout history can change: min_id_at() of a
+-- time after its first ID, and idgen_span(); the decoders of IDs are not
+-- here, as every ID that exists decodes as before
+decoders AS (
+	SELECT pg_catalog.to_regprocedure(pg_catalog.format('%I.%s', idgen.nspname, f))::pg_catalog.oid AS oid
+	  FROM idgen,
+		   pg_catalog.unnest(ARRAY['min_id_at(timestamptz)',
+								   'idgen_span(interval)']) AS f
+),
+minters AS (
+	SELECT pg_catalog.to_regprocedure(pg_catalog.format('%I.%s', idgen.nspname, f))::pg_catalog.oid AS oid
+	  FROM idgen,
+		   pg_catalog.unnest(ARRAY['idgen_next()', 'idgen_next(integer)']) AS f
+),
+uses AS (
+	SELECT DISTINCT d.classid, d.objid
+	  FROM pg_catalog.pg_depend AS d
+	 WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+	   AND d.refobjid IN (SELECT oid FROM decoders)
+	   AND d.deptype = 'n'
+)
+-- expression and partial indexes, partition keys, materialized views
+SELECT CASE c.relkind
+		   WHEN 'p' THEN 'partition key'
+		   WHEN 'm' THEN 'materialized view'
+		   ELSE 'index' END,
+	   pg_catalog.pg_describe_object(u.classid, u.objid, 0),
+	   CASE c.relkind
+		   WHEN 'p' THEN 'repartition: rows would fall in other partitions'
+		   WHEN 'm' THEN 'REFRESH MATERIALIZED VIEW'
+		   ELSE 'REINDEX' END
+  FROM uses AS u
+  JOIN pg_catalog.pg_class AS c ON c.oid = u.objid
+ WHERE u.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+   AND c.relkind IN ('i', 'I', 'p', 'm')
+UNION ALL
+SELECT 'materialized view',
+	   pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass, r.ev_class, 0),
+	   'REFRESH MATERIALIZED VIEW'
+  FROM uses AS u
+  JOIN pg_catalog.pg_rewrite AS r ON r.oid = u.objid
+  JOIN pg_catalog.pg_class AS c ON c.oid = r.ev_class
+ WHERE u.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+   AND c.relkind = 'm'
+UNION ALL
+-- stored generated columns keep what was computed before the change
+SELECT 'generated column',
+	   pg_catalog.format('column %I of table %s', a.attname, a.attrelid::pg_catalog.regclass),
+	   'recompute: UPDATE the table, or drop and add the column'
+  FROM uses AS u
+  JOIN pg_catalog.pg_attrdef AS ad ON ad.oid = u.objid
+  JOIN pg_catalog.pg_attribute AS a
+	ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+ WHERE u.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+   AND a.attgenerated = 's'
+UNION ALL
+SELECT 'check constraint',
+	   pg_catalog.pg_describe_object(u.classid, u.objid, 0),
+	   'revalidate: drop and add the constraint'
+  FROM uses AS u
+  JOIN pg_catalog.pg_constraint AS con ON con.oid = u.objid
+ WHERE u.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
+   AND con.contype = 'c'
+UNION ALL
+-- partitions of a table keyed on an ID column: their bounds are constants,
+-- usually computed with min_id_at() under the layout of their day
+SELECT 'partition bound',
+	   pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass, i.inhrelid, 0),
+	   'check the bounds of times after the change against min_id_at()'
+  FROM pg_catalog.pg_partitioned_table AS pt
+  JOIN pg_catalog.pg_inherits AS i ON i.inhparent = pt.partrelid
+ WHERE EXISTS (
+		SELECT FROM pg_catalog.pg_attrdef AS ad
+		  JOIN pg_catalog.pg_depend AS d
+			ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+		   AND d.objid = ad.oid
+		   AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+		   AND d.refobjid IN (SELECT oid FROM minters)
+		 WHERE ad.adrelid = pt.partrelid
+		   AND ad.adnum = ANY (pt.partattrs::pg_catalog.int2[]))
+ORDER BY 1, 2
+$$;
+
 SELECT pg_catalog.pg_extension_config_dump('idgen_layout_versions', '');
 
-SELECT idgen_layout_record();
+-- Without the preload there is no history to copy yet: the first start
+-- that begins a version copies it, or idgen_layout_record() by hand.
+DO $$
+BEGIN
+	PERFORM idgen_layout_record();
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+	NULL;
+END
+$$;

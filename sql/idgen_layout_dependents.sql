@@ -1,5 +1,8 @@
--- idgen_layout_dependents(): what a change of layout would make wrong in
--- this database, and what to do about each.
+-- idgen_layout_dependents(): what a change of layout could make stale in
+-- this database, and what to do about each.  Since 1.3 every ID that exists
+-- decodes by the layout that minted it, after any change: what uses only
+-- the decoders of IDs is not listed; what was computed for a time (min_id_at,
+-- idgen_span, partition bounds) is.
 
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS idgen;
@@ -13,6 +16,7 @@ CREATE TABLE events (
     plain_default integer DEFAULT id_to_shard(4194309127),
     CONSTRAINT after_epoch CHECK (id >= min_id_at('2026-01-01 00:00:00+00'))
 );
+-- decoders of stored IDs: not listed since 1.3
 CREATE INDEX events_by_time ON events (id_to_timestamp(id));
 CREATE INDEX events_shard_7 ON events (id) WHERE id_to_shard(id) = 7;
 CREATE INDEX events_plain ON events (id);	-- no decoder: not listed
@@ -31,7 +35,7 @@ CREATE TABLE orders_2026_02 PARTITION OF orders
     FOR VALUES FROM (min_id_at('2026-02-01+00')) TO (min_id_at('2026-03-01+00'));
 CREATE TABLE by_day (id bigint NOT NULL) PARTITION BY RANGE (id_to_timestamp(id));
 
--- idgen_span() decodes by the server's layout too: listed
+-- idgen_span() measures by the server's current layout: listed
 CREATE MATERIALIZED VIEW events_per_day AS
     SELECT id / idgen_span('1 day') AS day, count(*) FROM events GROUP BY 1;
 CREATE TABLE spans (
