@@ -1,0 +1,446 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# A dump carries a database's copy of the layout history (the extension
+# configuration table idgen_layout_versions), so that its IDs decode by the
+# layouts that minted them wherever it is restored:
+#
+#  - after a layout change with idgen.allow_layout_change = on, the
+#    "idgen layouts" worker records the new version in every database;
+#  - restored (pg_dump -Fc and pg_restore, or plain SQL through psql) into
+#    a new server with the dumped server's current layout, whose own history
+#    has that layout alone, old IDs still decode by the old layout and new
+#    ones by the new; the restored stored generated column equals the
+#    decoder, the rebuilt expression index counts what a seq scan counts, and
+#    the server's own new IDs are above the restored ones and decode by its
+#    layout;
+#  - restored into a server that never minted under the dumped layouts,
+#    the rows of a table with a stored column of a decoder do not load and
+#    every decoder refuses, until idgen_layout_adopt() begins this server's
+#    layout above the restored IDs as a version of the database's history;
+#    then the rows load, decode as on the dumped server, and this server's
+#    new IDs are above them and decode by its layout.
+#
+# Marked TODO: a table whose rows the dump holds before those of
+# idgen_layout_versions (events here) has its stored columns computed by
+# the restoring server's history, since the rows CREATE EXTENSION wrote are
+# still in place while they load.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use POSIX qw(strftime);
+use IPC::Run ();
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+# The layouts: epoch (Unix seconds, and as text), shard bits, sequence
+# bits, and the shard of the server that mints under it here.
+my %layout = (
+	a => [ 1767225600, '2026-01-01 00:00:00+00', 12, 10, 7 ],
+	b => [ 1767225600, '2026-01-01 00:00:00+00', 13, 9,  5000 ],
+	q => [ 1767225600, '2026-01-01 00:00:00+00', 13, 9,  9 ],
+	c => [ 1748736000, '2025-06-01 00:00:00+00', 10, 12, 300 ],);
+
+sub layout_settings
+{
+	my ($l) = @_;
+	my (undef, $epoch, $shard_bits, $sequence_bits, $shard) = @{ $layout{$l} };
+	return "idgen.epoch = '$epoch'\nidgen.shard_bits = $shard_bits\n"
+	  . "idgen.sequence_bits = $sequence_bits\nidgen.shard_id = $shard\n";
+}
+
+# Wait for a line in a node's log after $offset; return whether it came.
+sub log_has
+{
+	my ($node, $offset, $re) = @_;
+	foreach (1 .. 300)
+	{
+		return 1 if slurp_file($node->logfile, $offset) =~ $re;
+		usleep(100_000);
+	}
+	return 0;
+}
+
+# Every row's decoding, as the server says it, one line per row:
+# id, time (UTC, to the millisecond), shard, sequence, and whether
+# idgen_decode() and the stored column agree with them.
+sub decodes
+{
+	my ($node, $db, $where) = @_;
+	return $node->safe_psql(
+		$db, qq{
+SELECT string_agg(format('%s %s %s %s %s', id,
+		to_char(id_to_timestamp(id) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS'),
+		id_to_shard(id), id_to_sequence(id),
+		(idgen_decode(id)).created_at = id_to_timestamp(id)
+		  AND (idgen_decode(id)).shard = id_to_shard(id)
+		  AND (idgen_decode(id)).sequence = id_to_sequence(id)),
+	   E'\\n' ORDER BY id)
+  FROM items WHERE $where});
+}
+
+# The same lines, computed here from the bits of each ID by a layout.
+sub expected
+{
+	my ($l, @ids) = @_;
+	my ($epoch, undef, $shard_bits, $sequence_bits) = @{ $layout{$l} };
+	my $low = $shard_bits + $sequence_bits;
+	my @lines;
+	foreach my $id (sort { $a <=> $b } @ids)
+	{
+		my $ms = $id >> $low;
+		my $t  = $epoch + int($ms / 1000);
+		push @lines,
+		  sprintf('%d %s.%03d %d %d t',
+			$id, strftime('%Y-%m-%d %H:%M:%S', gmtime($t)),
+			$ms % 1000,
+			($id >> $sequence_bits) & ((1 << $shard_bits) - 1),
+			$id & ((1 << $sequence_bits) - 1));
+	}
+	return join("\n", @lines);
+}
+
+sub ids_of
+{
+	my ($node, $db, $where) = @_;
+	return split /\n/,
+	  $node->safe_psql($db, "SELECT id FROM items WHERE $where ORDER BY id");
+}
+
+sub insert_rows
+{
+	my ($node, $db, $l, $n) = @_;
+	my @ids = split /\n/,
+	  $node->safe_psql($db,
+		"INSERT INTO items (layout) SELECT '$l' FROM generate_series(1, $n) RETURNING id"
+	  );
+	is(scalar(@ids), $n, "$db: inserted $n rows under layout $l");
+	return @ids;
+}
+
+# Index scans against seq scans on id_to_shard(id).
+my $by_index = q{SET enable_seqscan = off; SET enable_bitmapscan = on;
+SET enable_indexscan = on; };
+my $by_seq = q{SET enable_seqscan = on; SET enable_indexscan = off;
+SET enable_bitmapscan = off; SET enable_indexonlyscan = off; };
+
+sub shard_count_both_ways
+{
+	my ($node, $db, $shard, $what) = @_;
+	my $q = "SELECT count(*) FROM items WHERE id_to_shard(id) = $shard";
+	$node->safe_psql($db, 'ANALYZE items');
+	like($node->safe_psql($db, "$by_index EXPLAIN (COSTS OFF) $q"),
+		qr/items_shard_idx/, "$what, shard $shard: the plan uses the index");
+	my $i = $node->safe_psql($db, "$by_index $q");
+	my $s = $node->safe_psql($db, "$by_seq $q");
+	is($i, $s,
+		"$what, shard $shard: the index scan counts what the seq scan counts ($s)");
+	return $s;
+}
+
+# Everything that must hold of the rows P minted, in a database restored
+# anywhere.
+my (@old, @new, $decoded_p);
+
+sub check_restored
+{
+	my ($node, $db, $what) = @_;
+	is(decodes($node, $db, "layout = 'a'"), expected('a', @old),
+		"$what: old rows decode as layout A says (shard 7)");
+	is(decodes($node, $db, "layout = 'b'"), expected('b', @new),
+		"$what: new rows decode as layout B says (shard 5000)");
+	is(decodes($node, $db, "layout IN ('a', 'b')"), $decoded_p,
+		"$what: every row decodes as on the dumped server");
+	is( $node->safe_psql($db,
+			'SELECT count(*) FROM items WHERE ts IS DISTINCT FROM id_to_timestamp(id)'),
+		'0',
+		"$what: the stored generated column equals id_to_timestamp(id)");
+	is(shard_count_both_ways($node, $db, 7, $what),
+		scalar(@old), "$what: shard 7 has every old row");
+	is(shard_count_both_ways($node, $db, 5000, $what),
+		scalar(@new), "$what: shard 5000 has every new row");
+	return;
+}
+
+my $create_table = q{
+CREATE TABLE items (
+	id bigint PRIMARY KEY DEFAULT idgen_next(),
+	layout text NOT NULL,
+	ts timestamptz GENERATED ALWAYS AS (id_to_timestamp(id)) STORED);
+CREATE INDEX items_shard_idx ON items (id_to_shard(id));
+};
+
+# A table whose rows pg_dump writes before those of idgen_layout_versions
+# (it sorts them by schema, then name): while they load, the database's
+# copy is still what CREATE EXTENSION wrote, this server's history.
+my $create_events = q{
+CREATE TABLE events (
+	id bigint PRIMARY KEY DEFAULT idgen_next(),
+	shard integer GENERATED ALWAYS AS (id_to_shard(id)) STORED);
+};
+
+# Rows of events whose stored shard is not what layout A (below the
+# cut-over) or B says, or not the decoder's.
+sub misstored_events
+{
+	my ($node, $db, $cut) = @_;
+	return $node->safe_psql(
+		$db, qq{
+SELECT count(*) FROM events
+ WHERE shard IS DISTINCT FROM id_to_shard(id)
+	OR shard IS DISTINCT FROM CASE WHEN id < $cut THEN (id >> 10) & 4095
+								   ELSE (id >> 9) & 8191 END});
+}
+
+# --------------------------------------------------------------------------
+# Server P, layout A (the defaults, shard 7).
+
+my $p = idgen_node('p', conf => "include_if_exists = 'idgen_layout.conf'\n");
+my $p_conf = $p->data_dir . '/idgen_layout.conf';
+write_conf($p_conf, "idgen.shard_id = 7\n");
+$p->start;
+$p->safe_psql('postgres', 'CREATE DATABASE app');
+$p->safe_psql('postgres', 'CREATE DATABASE other');
+$p->safe_psql('app',   "CREATE EXTENSION idgen; $create_table");
+$p->safe_psql('app', $create_events . 'INSERT INTO events SELECT FROM generate_series(1, 10)');
+$p->safe_psql('other', 'CREATE EXTENSION idgen');
+
+@old = insert_rows($p, 'app', 'a', 500);
+usleep(20_000);
+push @old, insert_rows($p, 'app', 'a', 500);
+is(decodes($p, 'app', "layout = 'a'"), expected('a', @old),
+	'P, layout A: every row decodes as layout A says');
+is($p->safe_psql('app', 'SELECT count(*) FROM idgen_layout_versions'),
+	'1', 'P, layout A: the database has one version');
+
+# --------------------------------------------------------------------------
+# Layout B on P, with the override.
+
+$p->stop;
+write_conf($p_conf, layout_settings('b') . "idgen.allow_layout_change = on\n");
+my $offset = -s $p->logfile;
+$p->start;
+foreach my $db ('app', 'other')
+{
+	ok( log_has(
+			$p, $offset,
+			qr/idgen recorded 1 layout version\(s\) in database "$db"/),
+		"P, layout B: the worker recorded the new version in \"$db\"");
+	is($p->safe_psql($db, 'SELECT count(*) FROM idgen_layout_versions'),
+		'2', "P, layout B: \"$db\" has two versions");
+}
+my ($cut) = slurp_file($p->logfile, $offset) =~
+  /idgen layout version 2 begins at ID (\d+)/;
+ok(defined $cut, 'P, layout B: the log says where version 2 begins');
+$cut //= 0;
+is( $p->safe_psql(
+		'app',
+		'SELECT string_agg(format(\'%s %s %s %s\', version, shard_bits, sequence_bits, first_id), \',\' ORDER BY version) FROM idgen_layout_versions'
+	),
+	"1 12 10 0,2 13 9 $cut",
+	'P, layout B: the versions are A from 0 and B from the cut-over');
+
+@new = insert_rows($p, 'app', 'b', 500);
+usleep(20_000);
+push @new, insert_rows($p, 'app', 'b', 500);
+$p->safe_psql('app', 'INSERT INTO events SELECT FROM generate_series(1, 10)');
+is(misstored_events($p, 'app', $cut), '0',
+	'P: events stored the shards of layouts A and B');
+ok(max_id(\@old) < min_id(\@new), 'P: new IDs are above old ones');
+is(decodes($p, 'app', "layout = 'b'"), expected('b', @new),
+	'P, layout B: new rows decode as layout B says');
+is(decodes($p, 'app', "layout = 'a'"), expected('a', @old),
+	'P, layout B: old rows still decode as layout A says');
+$decoded_p = decodes($p, 'app', "layout IN ('a', 'b')");
+
+# --------------------------------------------------------------------------
+# The dumps, as users make them.
+
+my $dir     = PostgreSQL::Test::Utils::tempdir();
+my $dump_fc = "$dir/app.dump";
+my $dump_sq = "$dir/app.sql";
+$p->command_ok([ 'pg_dump', '-Fc', '-f', $dump_fc, '-d', $p->connstr('app') ],
+	'pg_dump -Fc');
+$p->command_ok([ 'pg_dump', '-f', $dump_sq, '-d', $p->connstr('app') ],
+	'pg_dump, plain SQL');
+like(slurp_file($dump_sq), qr/COPY public\.idgen_layout_versions/,
+	'the dump carries idgen_layout_versions');
+like(slurp_file($dump_sq),
+	qr/^COPY public\.events .*^COPY public\.idgen_layout_versions .*^COPY public\.items /ms,
+	'the dump holds the rows of events first, then the versions, then items');
+my $p_max = max_id(\@new);
+$p->stop;
+
+# Restore a dump into a new database of a node: custom format through
+# pg_restore, plain SQL through psql.
+sub restore
+{
+	my ($node, $db, $how, %opts) = @_;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	my @cmd =
+	  $how eq 'fc'
+	  ? ('pg_restore', ($opts{fail_ok} ? () : '--exit-on-error'),
+		'-d', $node->connstr($db), $dump_fc)
+	  : ('psql', '-X', '-q', ($opts{fail_ok} ? () : ('-v', 'ON_ERROR_STOP=1')),
+		'-d', $node->connstr($db), '-f', $dump_sq);
+	my ($stdout, $stderr) = ('', '');
+	my $ok = IPC::Run::run(\@cmd, '>', \$stdout, '2>', \$stderr);
+	return ($ok, $stderr);
+}
+
+# --------------------------------------------------------------------------
+# Server Q: a new cluster with layout B, shard 9; its history is B from 0.
+
+my $q = idgen_node('q', conf => layout_settings('q'));
+$q->start;
+is( $q->safe_psql(
+		'postgres',
+		'CREATE EXTENSION idgen; SELECT count(*), min(first_id) FROM idgen_layout_history()'),
+	'1|0',
+	'Q: its own history is one version, from 0');
+
+foreach my $how ('fc', 'sql')
+{
+	my $db = "restored_$how";
+	my ($ok, $stderr) = restore($q, $db, $how);
+	ok($ok, "Q, $how: the dump restores") or diag($stderr);
+	check_restored($q, $db, "Q, $how");
+	TODO:
+	{
+		local $TODO = 'rows restored before idgen_layout_versions\' are decoded by the server\'s history';
+		is(misstored_events($q, $db, $cut), '0',
+			"Q, $how: events, restored before idgen_layout_versions, stored its shards by layout A and B");
+	}
+	is( $q->safe_psql(
+			$db,
+			'SELECT string_agg(format(\'%s %s %s %s\', version, shard_bits, sequence_bits, first_id), \',\' ORDER BY version) FROM idgen_layout_versions'
+		),
+		"1 12 10 0,2 13 9 $cut",
+		"Q, $how: the database has P's two versions");
+
+	# doc/upgrading.md: move the generator above the restored IDs first
+	$q->safe_psql($db, 'SELECT idgen_advance_past(max(id)) FROM items');
+	my @mine = insert_rows($q, $db, 'q', 200);
+	ok(min_id(\@mine) > $p_max, "Q, $how: new IDs are above every restored one");
+	is(decodes($q, $db, "layout = 'q'"), expected('q', @mine),
+		"Q, $how: new IDs decode as layout B says, shard 9");
+	is(shard_count_both_ways($q, $db, 9, "Q, $how"),
+		200, "Q, $how: shard 9 has the new rows");
+}
+
+$q->stop;
+
+# --------------------------------------------------------------------------
+# Server R: a new cluster with layout C, which P never minted under.
+
+my $r = idgen_node('r', conf => layout_settings('c'));
+$r->start;
+
+# The largest ID of the dumped database, read from the dump: the restore
+# cannot load the rows of items until the database adopts this server's
+# layout above them.
+my ($copy_items) =
+  slurp_file($dump_sq) =~ /^(COPY public\.items .*?^\\\.\n)/ms;
+my $dump_max = max_id([ $copy_items =~ /^(\d+)\t/mg ]);
+is($dump_max, $p_max, 'the dump holds the largest ID P minted');
+
+foreach my $how ('fc', 'sql')
+{
+	my $db = "restored_$how";
+
+	# The restore refuses to compute the stored column by a history that
+	# cannot tell these IDs from the server's: the table stays empty.
+	my ($ok, $stderr) = restore($r, $db, $how, fail_ok => 1);
+	note "R, $how: the restore said: $stderr";
+	like($stderr,
+		qr/ERROR:  this database's layout history does not match the server's\n(?:.*\n)*?.*COPY items/,
+		"R, $how: the restore refuses to load items");
+	is($r->safe_psql($db, 'SELECT count(*) FROM items'),
+		'0', "R, $how: items stays empty");
+	is( $r->safe_psql(
+			$db,
+			'SELECT string_agg(format(\'%s %s %s %s\', version, shard_bits, sequence_bits, first_id), \',\' ORDER BY version) FROM idgen_layout_versions'
+		),
+		"1 12 10 0,2 13 9 $cut",
+		"R, $how: the restore replaced this server's version by P's two");
+
+	foreach my $call ('id_to_timestamp(id)', 'id_to_shard(id)',
+		'id_to_sequence(id)', 'idgen_decode(id)', 'id_to_layout_version(id)',
+		"min_id_at(now())")
+	{
+		my ($ret, undef, $err) = $r->psql($db,
+			"\\set VERBOSITY verbose\nSELECT $call FROM (SELECT ${p_max}::bigint AS id) s"
+		);
+		like($err,
+			qr/ERROR:  55000: this database's layout history does not match the server's/,
+			"R, $how: $call refuses");
+		like($err, qr/HINT:  .*SELECT idgen_layout_adopt\(max\(id\)\)/,
+			"R, $how: $call hints at idgen_layout_adopt()")
+		  if $call eq 'id_to_timestamp(id)';
+	}
+
+	is($r->safe_psql($db, "SELECT idgen_layout_adopt($dump_max)"),
+		'3', "R, $how: idgen_layout_adopt() returns version 3");
+	my ($v3, $first) = split /\|/,
+	  $r->safe_psql($db,
+		"SELECT format('%s %s %s', shard_bits, sequence_bits, epoch = '$layout{c}[1]'), first_id FROM idgen_layout_versions WHERE version = 3"
+	  );
+	is($v3, '10 12 t', "R, $how: version 3 is layout C");
+	ok($first > $dump_max,
+		"R, $how: version 3 begins above every restored ID");
+	is($r->safe_psql($db, 'SELECT count(*) FROM idgen_layout_versions'),
+		'3', "R, $how: the database has three versions");
+
+	# now the rows load
+	if ($how eq 'fc')
+	{
+		$r->command_ok(
+			[
+				'pg_restore', '--exit-on-error', '--data-only', '-t', 'items',
+				'-d', $r->connstr($db), $dump_fc
+			],
+			"R, $how: the rows restore after idgen_layout_adopt()");
+	}
+	else
+	{
+		my ($out, $err) = ('', '');
+		ok( IPC::Run::run(
+				[
+					'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d',
+					$r->connstr($db)
+				],
+				'<', \$copy_items, '>', \$out, '2>', \$err),
+			"R, $how: the rows restore after idgen_layout_adopt()")
+		  or diag($err);
+	}
+
+	check_restored($r, $db, "R, $how");
+	my @mine = insert_rows($r, $db, 'c', 200);
+	ok(min_id(\@mine) > $dump_max,
+		"R, $how: new IDs are above every restored one");
+	ok(min_id(\@mine) >= $first, "R, $how: new IDs are in version 3");
+	is(decodes($r, $db, "layout = 'c'"), expected('c', @mine),
+		"R, $how: new IDs decode as layout C says, shard 300");
+	is(shard_count_both_ways($r, $db, 300, "R, $how"),
+		200, "R, $how: shard 300 has the new rows");
+	is( $r->safe_psql(
+			$db,
+			'SELECT count(*) FROM items WHERE ts IS DISTINCT FROM id_to_timestamp(id)'),
+		'0',
+		"R, $how: the stored generated column equals id_to_timestamp(id), new rows too");
+	TODO:
+	{
+		local $TODO = 'rows restored before idgen_layout_versions\' are decoded by the server\'s history';
+		is(misstored_events($r, $db, $cut), '0',
+			"R, $how: events, restored before idgen_layout_versions, did not store its shards by layout C");
+	}
+}
+
+$r->stop;
+done_testing();
