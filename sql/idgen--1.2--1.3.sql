@@ -56,29 +56,12 @@ GRANT SELECT ON idgen_layout_versions TO PUBLIC;
 -- A restore (pg_dump's COPY) brings rows of the history the dump was made
 -- under: a row equal to one there is skipped; one that differs replaces
 -- that version and every later one, which are the history of this server
--- that CREATE EXTENSION wrote, not the dumped database's.
+-- that CREATE EXTENSION wrote, not the dumped database's; either is refused
+-- while rows whose stored values came from the decoders are there.
 CREATE FUNCTION idgen_layout_versions_restore()
 RETURNS trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	tbl text := format('%I.%I', TG_TABLE_SCHEMA, TG_TABLE_NAME);
-	same boolean;
-BEGIN
-	EXECUTE format('SELECT (epoch, shard_bits, sequence_bits, first_id) = ($1, $2, $3, $4)
-	                  FROM %s WHERE version = $5', tbl)
-	   INTO same
-	  USING NEW.epoch, NEW.shard_bits, NEW.sequence_bits, NEW.first_id, NEW.version;
-	IF same THEN
-		RETURN NULL;
-	END IF;
-	IF same IS NOT NULL THEN
-		EXECUTE format('DELETE FROM %s WHERE version >= $1', tbl) USING NEW.version;
-	END IF;
-	RETURN NEW;
-END
-$$;
+AS 'MODULE_PATHNAME', 'idgen_layout_versions_restore'
+LANGUAGE C;
 
 CREATE TRIGGER idgen_layout_versions_restore
 	BEFORE INSERT ON idgen_layout_versions

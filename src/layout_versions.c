@@ -69,6 +69,10 @@
 #include "layout_versions.h"
 
 PG_FUNCTION_INFO_V1(idgen_layout_versions_changed);
+PG_FUNCTION_INFO_V1(idgen_layout_versions_restore);
+
+/* idgen_layout_record() and idgen_layout_adopt() are writing the table */
+static bool recording = false;
 
 /* What a process decodes by, and what it was derived from. */
 static struct
@@ -238,7 +242,7 @@ disagree_error(void)
 			 errdetail("The database's last version (%d) is epoch %s, shard_bits %d, sequence_bits %d, which this server never minted under: its IDs could not be told from this server's.",
 					   decoding.copy.nversions, timestamptz_to_str(last->epoch),
 					   last->shard_bits, last->sequence_bits),
-			 errhint("The database was restored from a server with another layout. Run SELECT idgen_layout_adopt(max(id)) with the largest ID of the database, so that this server's IDs begin above it as a version of its own.")));
+			 errhint("The database was restored from a server with another layout. Run SELECT idgen_layout_adopt(N), N the largest ID of the database (as the server it was dumped from has it, if its tables could not be restored here), so that this server's IDs begin above it as a version of its own.")));
 }
 
 /*
@@ -298,19 +302,28 @@ insert_versions(Oid relid, const IdgenLayoutHistory *h, int from, int to)
 				   quote_identifier(IDGEN_VERSIONS_TABLE));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	for (int i = from; i < to; i++)
+	recording = true;
+	PG_TRY();
 	{
-		const IdgenLayoutVersion *v = &h->versions[i];
-		Datum		values[5];
+		for (int i = from; i < to; i++)
+		{
+			const IdgenLayoutVersion *v = &h->versions[i];
+			Datum		values[5];
 
-		values[0] = Int32GetDatum(i + 1);
-		values[1] = TimestampTzGetDatum(v->epoch);
-		values[2] = Int32GetDatum(v->shard_bits);
-		values[3] = Int32GetDatum(v->sequence_bits);
-		values[4] = Int64GetDatum((int64) v->first_id);
-		if (SPI_execute_with_args(sql, 5, types, values, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not insert into \"%s\"", IDGEN_VERSIONS_TABLE);
+			values[0] = Int32GetDatum(i + 1);
+			values[1] = TimestampTzGetDatum(v->epoch);
+			values[2] = Int32GetDatum(v->shard_bits);
+			values[3] = Int32GetDatum(v->sequence_bits);
+			values[4] = Int64GetDatum((int64) v->first_id);
+			if (SPI_execute_with_args(sql, 5, types, values, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not insert into \"%s\"", IDGEN_VERSIONS_TABLE);
+		}
 	}
+	PG_FINALLY();
+	{
+		recording = false;
+	}
+	PG_END_TRY();
 	SPI_finish();
 }
 
@@ -397,6 +410,133 @@ idgen_layout_versions_changed(PG_FUNCTION_ARGS)
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
 	decoding.valid = false;
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * Refuse a change of this database's history while rows of a table whose
+ * stored values depend on the decoders (a stored generated column, a CHECK
+ * constraint, a partition key) are there: they were computed by the
+ * history being replaced.  pg_dump writes each table's rows in the order
+ * of their names, so a restore may bring such rows before the history's.
+ */
+static void
+refuse_if_decoded_rows(const char *schema)
+{
+	const char *q = quote_identifier(schema);
+	char	   *sql;
+	uint64		n;
+	char	  **rels;
+
+	sql = psprintf("WITH decoders AS ("
+				   " SELECT pg_catalog.to_regprocedure(pg_catalog.format('%%s.%%s', %s, f))::pg_catalog.oid AS oid"
+				   "   FROM pg_catalog.unnest(ARRAY['id_to_timestamp(bigint)', 'id_to_shard(bigint)',"
+				   "        'id_to_sequence(bigint)', 'idgen_decode(bigint)', 'id_to_layout_version(bigint)',"
+				   "        'min_id_at(timestamptz)']) AS f),"
+				   " uses AS (SELECT d.classid, d.objid FROM pg_catalog.pg_depend AS d"
+				   "   WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass"
+				   "     AND d.refobjid IN (SELECT oid FROM decoders))"
+				   " SELECT DISTINCT r::pg_catalog.regclass::pg_catalog.text FROM ("
+				   "  SELECT ad.adrelid FROM uses JOIN pg_catalog.pg_attrdef AS ad"
+				   "    ON uses.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND ad.oid = uses.objid"
+				   "  UNION ALL SELECT con.conrelid FROM uses JOIN pg_catalog.pg_constraint AS con"
+				   "    ON uses.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND con.oid = uses.objid"
+				   "   WHERE con.contype = 'c'"
+				   "  UNION ALL SELECT pt.partrelid FROM uses JOIN pg_catalog.pg_partitioned_table AS pt"
+				   "    ON uses.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND pt.partrelid = uses.objid"
+				   " ) AS t(r) ORDER BY 1",
+				   quote_literal_cstr(q));
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the tables that use idgen's decoders");
+	n = SPI_processed;
+	rels = palloc(sizeof(char *) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
+		rels[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		if (SPI_execute(psprintf("SELECT EXISTS (SELECT FROM %s)", rels[i]), true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read table %s", rels[i]);
+		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("rows of table %s were stored before this database's layout history", rels[i]),
+					 errdetail("Its stored values depend on idgen's decoders, and were computed by the history that \"%s\" is being given in place of this server's.",
+							   IDGEN_VERSIONS_TABLE),
+					 errhint("Restore \"%s\" before the other tables' rows: pg_restore --section=pre-data, then --data-only --table=%s, then the rest.",
+							 IDGEN_VERSIONS_TABLE, IDGEN_VERSIONS_TABLE)));
+	}
+}
+
+/*
+ * BEFORE INSERT FOR EACH ROW: a restore brings the rows of the dumped
+ * database's history over those CREATE EXTENSION wrote.  A row equal to one
+ * there is skipped; one that differs replaces that version and every later
+ * one (this server's, not the dumped database's); either a new or another
+ * version is refused while rows decoded by the history before it are there.
+ * idgen_layout_record() and idgen_layout_adopt() pass unchecked: what they
+ * write is what the decoders already use.
+ */
+Datum
+idgen_layout_versions_restore(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	Datum		args[5];
+	Oid			types[5] = {INT4OID, TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID};
+	char	   *schema;
+	char	   *tbl;
+	bool		existed;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("idgen_layout_versions_restore() must be called as a BEFORE INSERT row trigger")));
+	tuple = trigdata->tg_trigtuple;
+	if (recording)
+		return PointerGetDatum(tuple);
+
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	for (int i = 0; i < 5; i++)
+	{
+		bool		isnull;
+
+		args[i] = heap_getattr(tuple, i + 1, desc, &isnull);
+		if (isnull)
+			return PointerGetDatum(tuple);	/* NOT NULL refuses it */
+	}
+	schema = get_namespace_name(RelationGetNamespace(rel));
+	tbl = psprintf("%s.%s", quote_identifier(schema),
+				   quote_identifier(RelationGetRelationName(rel)));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* not read-only: rows an earlier line of the same COPY wrote are seen */
+	if (SPI_execute_with_args(psprintf("SELECT (epoch, shard_bits, sequence_bits, first_id) = ($2, $3, $4, $5) FROM %s WHERE version = $1", tbl),
+							  5, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s", tbl);
+	existed = SPI_processed > 0;
+	if (existed)
+	{
+		bool		isnull;
+
+		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+		{
+			SPI_finish();
+			return PointerGetDatum(NULL);
+		}
+	}
+	refuse_if_decoded_rows(schema);
+	if (existed &&
+		SPI_execute_with_args(psprintf("DELETE FROM %s WHERE version >= $1", tbl),
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete from %s", tbl);
+	SPI_finish();
+	return PointerGetDatum(tuple);
 }
 
 /* ---- the "idgen layouts" worker ---- */
