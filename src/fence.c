@@ -535,6 +535,31 @@ recover_fence_ms(const ControlFileData *ctl, const IdgenStateFile *file,
 	return Max(fence_ms, floor_ms);
 }
 
+/*
+ * idgen.layout_change_at in this layout's milliseconds, or -1 when it is not
+ * set: where a change begins its version.  ERROR when the layout cannot
+ * have it.
+ */
+static int64
+change_at_ms(void)
+{
+	TimestampTz at = idgen_layout_change_at;
+	int64		ms;
+
+	if (TIMESTAMP_IS_NOBEGIN(at))
+		return -1;
+	if (at < idgen_layout.epoch ||
+		(ms = (int64) (((uint64) at - (uint64) idgen_layout.epoch) / 1000)) >= idgen_max_ms())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is outside the new layout", "idgen.layout_change_at"),
+				 errdetail("It is %s; the layout runs from %s to %s.",
+						   pstrdup(timestamptz_to_str(at)),
+						   pstrdup(timestamptz_to_str(idgen_layout.epoch)),
+						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms())))));
+	return ms;
+}
+
 /* The history first: the checkpoint's bound is in its last version's IDs. */
 int64
 idgen_fence_recover(void)
@@ -572,7 +597,20 @@ idgen_fence_recover(void)
 	last = &history.versions[history.nversions - 1];
 	start_ms = recover_fence_ms(ctl, &file, kind,
 								ms_at_or_above(checkpoint_floor_id(ctl, last)));
-	return Max(start_ms, ms_at_or_above(last->first_id));
+	start_ms = Max(start_ms, ms_at_or_above(last->first_id));
+
+	/*
+	 * A change at a given instant: every ID minted before must be below it,
+	 * or the version could not begin there.
+	 */
+	if (!is_configured(last) && change_at_ms() >= 0 && change_at_ms() < start_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is before IDs this server may have minted", "idgen.layout_change_at"),
+				 errdetail("The new layout can begin at %s at the earliest.",
+						   timestamptz_to_str(idgen_ms_to_timestamptz(start_ms))),
+				 errhint("Set a later instant: after every node that shares tables with this one stopped minting under the old layout.")));
+	return start_ms;
 }
 
 /*
@@ -800,9 +838,10 @@ fence_advance(void)
  * Log the layout history, first appending the configured layout when it is
  * not the last version (a start or a promotion with
  * idgen.allow_layout_change): the new version's first ID is the generator
- * raised to the wall clock, so above every ID so far (the generator starts
- * above the recorded fence), and no ID of it exists yet, since minting
- * waits for the fence move that follows.  Durable as a fence move is, in
+ * raised to the wall clock, or to idgen.layout_change_at, so above every ID
+ * so far (the generator starts above the recorded fence, and at most at
+ * that instant), and no ID of it exists yet, since minting waits for the
+ * fence move that follows.  Durable as a fence move is, in
  * both files and in WAL, before the decoders see it; logged at every start,
  * so that a standby learns a history that a crash kept out of WAL.
  */
@@ -818,7 +857,17 @@ fence_log_history(void)
 	idgen_history_copy(&history);
 	if (!is_configured(&history.versions[history.nversions - 1]))
 	{
-		int64		first_ms = Max(idgen_generator_ms(), idgen_wall_ms());
+		int64		first_ms = change_at_ms();
+
+		if (first_ms < 0)
+			first_ms = Max(idgen_generator_ms(), idgen_wall_ms());
+		else if (first_ms < idgen_generator_ms())
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("\"%s\" is before IDs this server may have minted", "idgen.layout_change_at"),
+					 errdetail("The generator is at %s: a standby replayed IDs minted since.",
+							   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_generator_ms()))),
+					 errhint("Set a later instant and restart, or leave it empty to begin the new layout now.")));
 
 		if (history.nversions >= IDGEN_MAX_LAYOUT_VERSIONS ||
 			first_ms >= idgen_max_ms() ||

@@ -37,6 +37,7 @@ int			idgen_shard_bits_setting = IDGEN_DEFAULT_SHARD_BITS;
 int			idgen_sequence_bits_setting = IDGEN_DEFAULT_SEQUENCE_BITS;
 bool		idgen_allow_layout_change = false;
 bool		idgen_allow_foreign_state = false;
+TimestampTz idgen_layout_change_at = DT_NOBEGIN;
 int			idgen_max_lead = IDGEN_DEFAULT_MAX_LEAD_MS;
 int			idgen_max_wait = IDGEN_DEFAULT_MAX_WAIT_MS;
 int			idgen_max_advance = IDGEN_DEFAULT_MAX_ADVANCE_MS;
@@ -80,6 +81,37 @@ static void
 epoch_assign_hook(const char *newval, void *extra)
 {
 	idgen_epoch_setting = *(TimestampTz *) extra;
+}
+
+/* idgen.layout_change_at as written: empty, or an instant */
+static char *layout_change_at_text = NULL;
+
+static bool
+layout_change_at_check_hook(char **newval, void **extra, GucSource source)
+{
+	TimestampTz *at;
+	TimestampTz parsed = DT_NOBEGIN;
+	bool		relative;
+
+	if (*newval != NULL && (*newval)[0] != '\0' &&
+		!idgen_parse_epoch(*newval, &parsed, &relative))
+	{
+		GUC_check_errdetail("\"%s\" must be empty or a fixed instant, a timestamp with time zone such as '%s'.",
+							"idgen.layout_change_at", "2026-12-02 03:00:00+00");
+		return false;
+	}
+	at = idgen_guc_malloc(sizeof(TimestampTz));
+	if (at == NULL)
+		return false;
+	*at = parsed;
+	*extra = at;
+	return true;
+}
+
+static void
+layout_change_at_assign_hook(const char *newval, void *extra)
+{
+	idgen_layout_change_at = *(TimestampTz *) extra;
 }
 
 typedef enum SettingType
@@ -266,6 +298,16 @@ static const IdgenSetting settings[] = {
 		.context = PGC_POSTMASTER,
 		.type = SETTING_BOOL, .var.b = &idgen_allow_layout_change,
 		.bool_boot = false,
+	},
+	{
+		.name = "idgen.layout_change_at",
+		.short_desc = "Where a layout change begins its version: at this instant, empty for the start.",
+		.long_desc = "With idgen.allow_layout_change, the new version's first ID is this instant's under the new layout; nodes that share tables, given the same instant, get the same history.",
+		.context = PGC_POSTMASTER,
+		.type = SETTING_STRING, .var.s = &layout_change_at_text,
+		.string_boot = "",
+		.check.s = layout_change_at_check_hook,
+		.string_assign = layout_change_at_assign_hook,
 	},
 	{
 		.name = "idgen.allow_foreign_state",

@@ -39,6 +39,7 @@ extern int	idgen_shard_bits_setting;
 extern int	idgen_sequence_bits_setting;
 extern bool idgen_allow_layout_change;
 extern bool idgen_allow_foreign_state;
+extern TimestampTz idgen_layout_change_at;	/* DT_NOBEGIN: at the start */
 
 /* The generator's bounds, read on every mint. */
 extern IDGEN_HOT_GLOBAL int idgen_max_lead;

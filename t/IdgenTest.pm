@@ -62,6 +62,9 @@ Everything below is exported.
                           CALL mint_for($seconds), a procedure the test
                           made, in the background (IPC::Run harness)
   minted($node)           the IDs in the node's table minted, by millisecond
+  log_has($node, $offset, $regex)
+                          wait up to 30 s for a line matching $regex in the
+                          node's log after byte $offset; whether it came
 
 =cut
 
@@ -97,6 +100,7 @@ our @EXPORT = qw(
   max_id
   min_id
   slow_takes
+  log_has
 );
 
 # Every ID this test saw, in the order they were minted.
@@ -390,6 +394,17 @@ sub minted
 		push @{ $ms{$ms} }, $id;
 	}
 	return \%ms;
+}
+
+sub log_has
+{
+	my ($node, $offset, $re) = @_;
+	foreach (1 .. 300)
+	{
+		return 1 if slurp_file($node->logfile, $offset) =~ $re;
+		Time::HiRes::usleep(100_000);
+	}
+	return 0;
 }
 
 1;
