@@ -63,6 +63,23 @@ SELECT * FROM pg_extension_update_paths('idgen')
 
 -- the fresh install
 CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.idgen_objects();
+
+-- after an update: as many objects as the fresh install, and none that
+-- differs in either direction
+CREATE FUNCTION pg_temp.idgen_differences(OUT same_number_of_objects boolean,
+                                          OUT where_ text, OUT object text)
+RETURNS SETOF record
+LANGUAGE sql AS $$
+WITH updated AS (SELECT * FROM pg_temp.idgen_objects())
+SELECT (SELECT count(*) FROM fresh) = (SELECT count(*) FROM updated), NULL::text, NULL::text
+UNION ALL
+(SELECT NULL::boolean, 'only in the fresh install', object FROM
+   (SELECT * FROM fresh EXCEPT SELECT * FROM updated) AS f
+ UNION ALL
+ SELECT NULL::boolean, 'only after the update', object FROM
+   (SELECT * FROM updated EXCEPT SELECT * FROM fresh) AS u
+ ORDER BY 2, 3)
+$$;
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
 
 -- 1.0, then the update
@@ -73,19 +90,10 @@ SELECT extversion FROM pg_extension WHERE extname = 'idgen';
 SELECT id_to_shard(4194309127) AS shard, idgen_next() > 0 AS mints;
 ALTER EXTENSION idgen UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
-CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();
-
 -- (the objects themselves are idgen_catalog's to list)
-SELECT (SELECT count(*) FROM fresh) = (SELECT count(*) FROM updated) AS same_number_of_objects;
-SELECT 'only in the fresh install' AS where_, object FROM
-  (SELECT * FROM fresh EXCEPT SELECT * FROM updated) AS f
-UNION ALL
-SELECT 'only after the update', object FROM
-  (SELECT * FROM updated EXCEPT SELECT * FROM fresh) AS u
-ORDER BY 1, 2;
+SELECT * FROM pg_temp.idgen_differences();
 
 -- 1.1, which has no script of its own: the chain stops there
-DROP TABLE updated;
 DROP EXTENSION idgen;
 CREATE EXTENSION idgen VERSION '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
@@ -96,17 +104,9 @@ SELECT count(*) AS stats_rows FROM idgen_stats;
 SELECT count(*) AS lease_rows FROM idgen_leases();
 ALTER EXTENSION idgen UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
-CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();
-SELECT (SELECT count(*) FROM fresh) = (SELECT count(*) FROM updated) AS same_number_of_objects;
-SELECT 'only in the fresh install' AS where_, object FROM
-  (SELECT * FROM fresh EXCEPT SELECT * FROM updated) AS f
-UNION ALL
-SELECT 'only after the update', object FROM
-  (SELECT * FROM updated EXCEPT SELECT * FROM fresh) AS u
-ORDER BY 1, 2;
+SELECT * FROM pg_temp.idgen_differences();
 
 -- 1.2: its objects work with this library, and the update adds 1.3's
-DROP TABLE updated;
 DROP EXTENSION idgen;
 CREATE EXTENSION idgen VERSION '1.2';
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
@@ -115,13 +115,6 @@ SELECT idgen_row_to_json(row(4194309127::bigint)) AS a_1_2_function,
 SELECT count(*) AS stats_rows FROM idgen_stats;
 ALTER EXTENSION idgen UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
-CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.idgen_objects();
-SELECT (SELECT count(*) FROM fresh) = (SELECT count(*) FROM updated) AS same_number_of_objects;
-SELECT 'only in the fresh install' AS where_, object FROM
-  (SELECT * FROM fresh EXCEPT SELECT * FROM updated) AS f
-UNION ALL
-SELECT 'only after the update', object FROM
-  (SELECT * FROM updated EXCEPT SELECT * FROM fresh) AS u
-ORDER BY 1, 2;
+SELECT * FROM pg_temp.idgen_differences();
 
-DROP TABLE fresh, updated;
+DROP TABLE fresh;

@@ -791,6 +791,30 @@ idgen_identify(uint8 info)
 /* ---- the background worker ---- */
 
 /*
+ * Insert a record, flush it and wait for the synchronous standbys, with the
+ * fence lock held; what it records is published only after this returns.
+ */
+static void
+log_durably(uint8 info, const void *data, uint32 len)
+{
+	XLogRecPtr	lsn;
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) data, len);
+	lsn = XLogInsert(RM_IDGEN_ID, info);
+	XLogFlush(lsn);
+	SyncRepWaitForLSN(lsn, false);
+
+	/* SyncRepWaitForLSN gives up without error when we are told to die */
+	if (ProcDiePending)
+	{
+		idgen_fence_unlock();
+		CHECK_FOR_INTERRUPTS();
+		proc_exit(1);
+	}
+}
+
+/*
  * Move the fence to max(now, generator, what waiting callers need) +
  * horizon, durably, then publish it.
  * Only the worker calls this, so that an interrupted wait for synchronous
@@ -804,7 +828,6 @@ fence_advance(void)
 								 idgen_fence_needed_ms()) + idgen_fence_horizon,
 							 idgen_max_ms());
 	IdgenFenceRecord rec;
-	XLogRecPtr	lsn;
 
 	if (target <= idgen_fence_ms())
 	{
@@ -816,20 +839,7 @@ fence_advance(void)
 
 	idgen_fence_lock();
 	write_state_file(&rec, NULL);
-	XLogBeginInsert();
-	XLogRegisterData((char *) &rec, sizeof(rec));
-	lsn = XLogInsert(RM_IDGEN_ID, XLOG_IDGEN_FENCE);
-	XLogFlush(lsn);
-	SyncRepWaitForLSN(lsn, false);
-
-	/* SyncRepWaitForLSN gives up without error when we are told to die */
-	if (ProcDiePending)
-	{
-		idgen_fence_unlock();
-		CHECK_FOR_INTERRUPTS();
-		proc_exit(1);
-	}
-
+	log_durably(XLOG_IDGEN_FENCE, &rec, sizeof(rec));
 	idgen_fence_publish_move(target, target - idgen_fence_horizon / 2);
 	idgen_fence_unlock();
 }
@@ -851,7 +861,6 @@ fence_log_history(void)
 	IdgenLayoutHistory history;
 	IdgenLayoutVersion *added = NULL;
 	IdgenFenceRecord rec;
-	XLogRecPtr	lsn;
 
 	idgen_fence_lock();
 	idgen_history_copy(&history);
@@ -890,17 +899,7 @@ fence_log_history(void)
 	idgen_history_write_file(&history);
 	make_record(&rec, idgen_fence_ms());
 	write_state_file(&rec, &history);
-	XLogBeginInsert();
-	XLogRegisterData((char *) &history, sizeof(history));
-	lsn = XLogInsert(RM_IDGEN_ID, XLOG_IDGEN_LAYOUTS);
-	XLogFlush(lsn);
-	SyncRepWaitForLSN(lsn, false);
-	if (ProcDiePending)
-	{
-		idgen_fence_unlock();
-		CHECK_FOR_INTERRUPTS();
-		proc_exit(1);
-	}
+	log_durably(XLOG_IDGEN_LAYOUTS, &history, sizeof(history));
 	idgen_history_publish(&history);
 	idgen_fence_unlock();
 

@@ -541,6 +541,21 @@ idgen_layout_versions_restore(PG_FUNCTION_ARGS)
 
 /* ---- the "idgen layouts" worker ---- */
 
+/* An "idgen layouts" worker: for one database, or (InvalidOid) the one that lists them. */
+static void
+layouts_worker(BackgroundWorker *worker, Oid dboid)
+{
+	memset(worker, 0, sizeof(*worker));
+	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker->bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(worker->bgw_library_name, "idgen", BGW_MAXLEN);
+	strlcpy(worker->bgw_function_name, "idgen_layouts_worker_main", BGW_MAXLEN);
+	strlcpy(worker->bgw_name, "idgen layouts", BGW_MAXLEN);
+	strlcpy(worker->bgw_type, "idgen layouts", BGW_MAXLEN);
+	worker->bgw_main_arg = ObjectIdGetDatum(dboid);
+}
+
 /*
  * After a start that began a version, the copy in every database: one
  * worker lists the databases, then starts one per database in turn.
@@ -550,15 +565,7 @@ idgen_versions_launch_sync(void)
 {
 	BackgroundWorker worker;
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	strlcpy(worker.bgw_library_name, "idgen", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "idgen_layouts_worker_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "idgen layouts", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "idgen layouts", BGW_MAXLEN);
-	worker.bgw_main_arg = ObjectIdGetDatum(InvalidOid);
+	layouts_worker(&worker, InvalidOid);
 	if (!RegisterDynamicBackgroundWorker(&worker, NULL))
 		ereport(WARNING,
 				(errmsg("could not start the \"idgen layouts\" worker"),
@@ -639,15 +646,7 @@ idgen_layouts_worker_main(Datum main_arg)
 		BackgroundWorkerHandle *handle;
 		pid_t		pid;
 
-		memset(&worker, 0, sizeof(worker));
-		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		worker.bgw_restart_time = BGW_NEVER_RESTART;
-		strlcpy(worker.bgw_library_name, "idgen", BGW_MAXLEN);
-		strlcpy(worker.bgw_function_name, "idgen_layouts_worker_main", BGW_MAXLEN);
-		strlcpy(worker.bgw_name, "idgen layouts", BGW_MAXLEN);
-		strlcpy(worker.bgw_type, "idgen layouts", BGW_MAXLEN);
-		worker.bgw_main_arg = ObjectIdGetDatum(lfirst_oid(lc));
+		layouts_worker(&worker, lfirst_oid(lc));
 		worker.bgw_notify_pid = MyProcPid;
 		if (!RegisterDynamicBackgroundWorker(&worker, &handle) ||
 			WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)

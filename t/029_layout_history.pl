@@ -40,18 +40,6 @@ my $primary = idgen_node(
 
 sub layout_conf { return $_[0]->data_dir . '/idgen_layout.conf'; }
 
-# Wait for a line in a node's log after $offset; return whether it came.
-sub log_has
-{
-	my ($node, $offset, $re) = @_;
-	foreach (1 .. 300)
-	{
-		return 1 if slurp_file($node->logfile, $offset) =~ $re;
-		usleep(100_000);
-	}
-	return 0;
-}
-
 # Insert $n rows minted under $layout ('a' or 'b'); keep their IDs.
 sub insert_rows
 {

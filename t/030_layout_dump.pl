@@ -58,18 +58,6 @@ sub layout_settings
 	  . "idgen.sequence_bits = $sequence_bits\nidgen.shard_id = $shard\n";
 }
 
-# Wait for a line in a node's log after $offset; return whether it came.
-sub log_has
-{
-	my ($node, $offset, $re) = @_;
-	foreach (1 .. 300)
-	{
-		return 1 if slurp_file($node->logfile, $offset) =~ $re;
-		usleep(100_000);
-	}
-	return 0;
-}
-
 # Every row's decoding, as the server says it, one line per row:
 # id, time (UTC, to the millisecond), shard, sequence, and whether
 # idgen_decode() and the stored column agree with them.
