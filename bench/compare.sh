@@ -10,10 +10,10 @@
 # not in it).  Each round installs one build, starts a throwaway preloaded
 # cluster (scripts/lib.sh), and times, 5 times each and interleaved,
 # SELECT count(f) FROM generate_series(1, N) for f = nothing (the floor),
-# clock_timestamp() and idgen_next(); the order of the revisions alternates
+# clock_timestamp(), idgen_next() and id_to_shard() (a decoder); the order of the revisions alternates
 # from round to round, so drift hits both alike.  It prints, per revision,
-# the ns per call above the floor (medians) and their ratio, idgen_next()
-# to clock_timestamp().  The library that was installed before
+# the ns per call above the floor (medians) and their ratios to
+# clock_timestamp().  The library that was installed before
 # is put back at exit.
 #
 # Environment: COMPARE_N (rows per statement, 5000000), PG_CONFIG.
@@ -72,6 +72,9 @@ measure()
 				t0 := clock_timestamp();
 				PERFORM count(idgen_next()) FROM generate_series(1, $n);
 				RAISE NOTICE 'idgen %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+				t0 := clock_timestamp();
+				PERFORM count(id_to_shard(g)) FROM generate_series(1::bigint, $n) AS g;
+				RAISE NOTICE 'decode %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
 			END LOOP;
 		END
 		\$\$;
@@ -94,13 +97,14 @@ import statistics, sys
 path, n, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 rows = [line.split() for line in open(path)]
 for i, name in enumerate(names):
-    per = {'floor': [], 'clock': [], 'idgen': []}
+    per = {'floor': [], 'clock': [], 'idgen': [], 'decode': []}
     for b, k, us in rows:
         if int(b) == i:
             per[k].append(float(us))
     med = {k: statistics.median(v) for k, v in per.items()}
-    ns = {k: (med[k] - med['floor']) * 1000 / n for k in ('clock', 'idgen')}
+    ns = {k: (med[k] - med['floor']) * 1000 / n for k in ('clock', 'idgen', 'decode')}
     print(f"{name}: idgen_next() {ns['idgen']:.1f} ns, clock_timestamp() {ns['clock']:.1f} ns "
           f"per call above the floor ({med['floor'] * 1000 / n:.1f} ns); "
-          f"ratio {ns['idgen'] / ns['clock']:.3f} ({len(per['idgen'])} samples each)")
+          f"ratio {ns['idgen'] / ns['clock']:.3f}; id_to_shard() {ns['decode']:.1f} ns, "
+          f"ratio {ns['decode'] / ns['clock']:.3f} ({len(per['idgen'])} samples each)")
 EOF

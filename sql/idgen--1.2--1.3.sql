@@ -40,12 +40,16 @@ COMMENT ON FUNCTION id_to_layout_version(bigint) IS
 -- This database's copy of the layout history, which pg_dump carries: a
 -- database restored into another server decodes its IDs by it.  Written by
 -- idgen_layout_record() and idgen_layout_adopt(), never by hand.
+-- history: the id of the server history that began the version (one
+-- server's, its standbys', a pg_upgrade's that carried its files), which
+-- tells two servers' histories apart where their versions look the same.
 CREATE TABLE idgen_layout_versions (
 	version integer PRIMARY KEY CHECK (version BETWEEN 1 AND 32),
 	epoch timestamptz NOT NULL,
 	shard_bits integer NOT NULL,
 	sequence_bits integer NOT NULL,
-	first_id bigint NOT NULL UNIQUE CHECK (first_id >= 0)
+	first_id bigint NOT NULL UNIQUE CHECK (first_id >= 0),
+	history bigint NOT NULL
 );
 
 COMMENT ON TABLE idgen_layout_versions IS
@@ -55,9 +59,9 @@ GRANT SELECT ON idgen_layout_versions TO PUBLIC;
 
 -- A restore (pg_dump's COPY) brings rows of the history the dump was made
 -- under: a row equal to one there is skipped; one that differs replaces
--- that version and every later one, which are the history of this server
--- that CREATE EXTENSION wrote, not the dumped database's; either is refused
--- while rows whose stored values came from the decoders are there.
+-- that version and every later one of another history (this server's, that
+-- CREATE EXTENSION wrote); either is refused while rows whose stored values
+-- came from the decoders are there.
 CREATE FUNCTION idgen_layout_versions_restore()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'idgen_layout_versions_restore'
@@ -67,7 +71,9 @@ CREATE TRIGGER idgen_layout_versions_restore
 	BEFORE INSERT ON idgen_layout_versions
 	FOR EACH ROW EXECUTE FUNCTION idgen_layout_versions_restore();
 
--- Every process drops the history it decodes by when the table changes.
+-- Every process drops the history it decodes by when the table changes;
+-- after a restore's rows, a marker where this server begins, when it mints
+-- under the restored history's last layout.
 CREATE FUNCTION idgen_layout_versions_changed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'idgen_layout_versions_changed'

@@ -188,16 +188,30 @@ fence_ms_of(const IdgenFenceRecord *rec)
 	return ms_at_or_above(rec->fence_id);
 }
 
-/* A history of one version, the layout a fence record names, from 0. */
+/*
+ * A history of one version from 0, assumed: a layout the settings or an
+ * older state file name, under a new history id.
+ */
+static void
+assumed_history(IdgenLayoutHistory *history, TimestampTz epoch,
+				int32 shard_bits, int32 sequence_bits)
+{
+	memset(history, 0, sizeof(*history));
+	if (!pg_strong_random(&history->id, sizeof(history->id)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random idgen layout history id")));
+	history->nversions = 1;
+	history->flags = IDGEN_HISTORY_ASSUMED;
+	history->versions[0].epoch = epoch;
+	history->versions[0].shard_bits = shard_bits;
+	history->versions[0].sequence_bits = sequence_bits;
+}
+
 static void
 history_of_record(IdgenLayoutHistory *history, const IdgenFenceRecord *rec)
 {
-	memset(history, 0, sizeof(*history));
-	history->nversions = 1;
-	history->flags = IDGEN_HISTORY_ASSUMED;
-	history->versions[0].epoch = rec->epoch;
-	history->versions[0].shard_bits = rec->shard_bits;
-	history->versions[0].sequence_bits = rec->sequence_bits;
+	assumed_history(history, rec->epoch, rec->shard_bits, rec->sequence_bits);
 }
 
 static void
@@ -363,16 +377,35 @@ recover_history(IdgenLayoutHistory *history, const IdgenStateFile *file,
 
 	if (kind == STATE_MISSING && !have_layouts)
 	{
-		memset(history, 0, sizeof(*history));
-		history->nversions = 1;
-		history->flags = IDGEN_HISTORY_ASSUMED;
-		history->versions[0].epoch = idgen_layout.epoch;
-		history->versions[0].shard_bits = idgen_layout.shard_bits;
-		history->versions[0].sequence_bits = idgen_layout.sequence_bits;
+		assumed_history(history, idgen_layout.epoch, idgen_layout.shard_bits,
+						idgen_layout.sequence_bits);
 		return;
 	}
-	if (kind == STATE_MISSING || (!file_has_history && have_layouts))
+	if (kind == STATE_MISSING)
 	{
+		*history = from_layouts;
+		return;
+	}
+
+	/*
+	 * A state file of 1.2 or earlier beside a history: the server ran an
+	 * older idgen since.  If that one changed the layout, nothing says where
+	 * its version began.
+	 */
+	if (!file_has_history && have_layouts)
+	{
+		const IdgenLayoutVersion *last = &from_layouts.versions[from_layouts.nversions - 1];
+
+		if (last->epoch != file->rec.epoch || last->shard_bits != file->rec.shard_bits ||
+			last->sequence_bits != file->rec.sequence_bits)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("idgen state file \"%s\" names a layout that \"%s\" does not end with",
+							IDGEN_STATE_FILE, IDGEN_LAYOUTS_FILE),
+					 errdetail("An older idgen changed the layout to shard_bits %d, sequence_bits %d since the history was written; where its IDs began is not known.",
+							   file->rec.shard_bits, file->rec.sequence_bits),
+					 errhint("Move \"%s\" out of the data directory to start with that layout as the only one known; IDs of the versions before then decode by it.",
+							 IDGEN_LAYOUTS_FILE)));
 		*history = from_layouts;
 		return;
 	}

@@ -35,6 +35,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "commands/trigger.h"
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -79,6 +80,7 @@ PG_FUNCTION_INFO_V1(idgen_layout_history);
 PG_FUNCTION_INFO_V1(id_to_layout_version);
 PG_FUNCTION_INFO_V1(idgen_layout_record);
 PG_FUNCTION_INFO_V1(idgen_layout_adopt);
+PG_FUNCTION_INFO_V1(idgen_layout_versions_changed);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -186,9 +188,26 @@ check_shard(int32 shard)
 		idgen_shard_check_owned(shard);
 }
 
+/*
+ * A database whose layout history cannot tell its IDs from this server's
+ * (a restore not adopted yet) mints none: they would decode by another
+ * layout.  Checked once, then one predictable branch until the history or
+ * the table changes.
+ */
+static inline void
+check_database_history(void)
+{
+	if (unlikely(!idgen_database_history_ok))
+	{
+		idgen_check_preloaded();
+		(void) idgen_decoding_history();
+	}
+}
+
 Datum
 idgen_next(PG_FUNCTION_ARGS)
 {
+	check_database_history();
 	PG_RETURN_INT64(idgen_mint(default_shard()));
 }
 
@@ -198,6 +217,7 @@ idgen_next_shard(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 
 	idgen_check_preloaded();
+	check_database_history();
 	check_shard(shard);
 	PG_RETURN_INT64(idgen_mint(shard));
 }
@@ -216,6 +236,7 @@ next_n(FunctionCallInfo fcinfo, int32 shard)
 	bool		nulls[1] = {false};
 
 	idgen_check_preloaded();
+	check_database_history();
 	limit = idgen_block_limit();
 	if (n < 1 || n > limit)
 		ereport(ERROR,
@@ -481,4 +502,32 @@ idgen_layout_adopt(PG_FUNCTION_ARGS)
 		ereport(NOTICE,
 				(errmsg("this database already decodes by the server's layout")));
 	PG_RETURN_INT32(version);
+}
+
+/*
+ * The statement trigger of idgen_layout_versions (see layout_versions.c):
+ * where this server stands, for the marker a restore may need.
+ */
+Datum
+idgen_layout_versions_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	IdgenLayoutVersion here;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event) ||
+		!TRIGGER_FIRED_AFTER(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("idgen_layout_versions_changed() must be called as an AFTER statement trigger")));
+	idgen_check_preloaded();
+	memset(&here, 0, sizeof(here));
+	here.epoch = idgen_layout.epoch;
+	here.shard_bits = idgen_layout.shard_bits;
+	here.sequence_bits = idgen_layout.sequence_bits;
+	here.first_id = (uint64) Max(idgen_generator_ms(), idgen_wall_ms()) <<
+		(idgen_layout.shard_bits + idgen_layout.sequence_bits);
+	(void) idgen_versions_after_write(RelationGetRelid(trigdata->tg_relation),
+									  TRIGGER_FIRED_BY_INSERT(trigdata->tg_event),
+									  &here);
+	return PointerGetDatum(NULL);
 }

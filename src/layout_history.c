@@ -120,9 +120,9 @@ idgen_server_history(uint32 *changes_out)
 		local_history = history_shared->history;
 		local_changes = pg_atomic_read_u32(&history_shared->changes);
 		SpinLockRelease(&history_shared->mutex);
-		local_taken = true;
 		if (local_history.nversions < 1)
 			elog(ERROR, "idgen layout history is empty");
+		local_taken = true;
 	}
 	if (changes_out)
 		*changes_out = local_changes;
@@ -189,11 +189,11 @@ same_version(const IdgenLayoutVersion *a, const IdgenLayoutVersion *b)
 	return a->first_id == b->first_id && idgen_same_layout(a, b);
 }
 
-/* Every version of a is b's, in the same place. */
+/* Every version of a is b's, in the same place, in one history. */
 bool
 idgen_history_is_prefix(const IdgenLayoutHistory *a, const IdgenLayoutHistory *b)
 {
-	if (a->nversions > b->nversions)
+	if (a->id != b->id || a->nversions > b->nversions)
 		return false;
 	for (int i = 0; i < a->nversions; i++)
 		if (!same_version(&a->versions[i], &b->versions[i]))

@@ -36,12 +36,17 @@ typedef struct IdgenLayoutVersion
 /* As the files and WAL carry it: versions in order, version 1 first. */
 typedef struct IdgenLayoutHistory
 {
+	uint64		id;				/* drawn when version 1 is recorded */
 	int32		nversions;
 	int32		flags;			/* IDGEN_HISTORY_* */
 	IdgenLayoutVersion versions[IDGEN_MAX_LAYOUT_VERSIONS];
 } IdgenLayoutHistory;
 
-/* no history was found; version 1 was assumed to be the configured layout */
+/*
+ * No history was found; version 1 was assumed to be the configured layout.
+ * The id tells one server's history (its standbys', a pg_upgrade's that
+ * carried the files) from another's, whose versions may look the same.
+ */
 #define IDGEN_HISTORY_ASSUMED		0x1
 
 /* Shared memory, from idgen.c's hooks. */

@@ -68,8 +68,16 @@
 
 #include "layout_versions.h"
 
-PG_FUNCTION_INFO_V1(idgen_layout_versions_changed);
 PG_FUNCTION_INFO_V1(idgen_layout_versions_restore);
+
+/* The table's rows: a history, and the history id of each version's origin. */
+typedef struct DatabaseCopy
+{
+	IdgenLayoutHistory h;		/* h.id unused */
+	uint64		origin[IDGEN_MAX_LAYOUT_VERSIONS];
+} DatabaseCopy;
+
+#define COPY_COLUMNS	6
 
 /* idgen_layout_record() and idgen_layout_adopt() are writing the table */
 static bool recording = false;
@@ -80,11 +88,14 @@ static struct
 	bool		valid;
 	bool		agree;			/* the copy and the server's history agree */
 	bool		callback_registered;
+	uint64		generation;		/* moved by every invalidation */
 	uint32		server_changes;
 	Oid			relid;			/* the table, InvalidOid when none */
-	IdgenLayoutHistory copy;	/* the table's rows */
+	DatabaseCopy copy;
 	IdgenLayoutHistory effective;
 } decoding;
+
+bool		idgen_database_history_ok = false;
 
 static void
 versions_invalidated(Datum arg, Oid relid)
@@ -92,7 +103,11 @@ versions_invalidated(Datum arg, Oid relid)
 	/* with no table yet, any relation may be the new one */
 	if (relid == InvalidOid || relid == decoding.relid ||
 		!OidIsValid(decoding.relid))
+	{
 		decoding.valid = false;
+		decoding.generation++;
+		idgen_database_history_ok = false;
+	}
 }
 
 /* The extension's schema, as get_extension_schema() (static before 16). */
@@ -135,7 +150,7 @@ copy_damaged(const char *why)
  * committed before its invalidation is heard.
  */
 static void
-read_copy(Oid relid, IdgenLayoutHistory *copy)
+read_copy(Oid relid, DatabaseCopy *copy)
 {
 	Relation	rel;
 	TableScanDesc scan;
@@ -145,18 +160,18 @@ read_copy(Oid relid, IdgenLayoutHistory *copy)
 
 	memset(copy, 0, sizeof(*copy));
 	rel = table_open(relid, AccessShareLock);
-	if (RelationGetDescr(rel)->natts != 5)
-		copy_damaged("It does not have the five columns of idgen 1.3.");
+	if (RelationGetDescr(rel)->natts != COPY_COLUMNS)
+		copy_damaged("It does not have the six columns of idgen 1.3.");
 	scan = table_beginscan_catalog(rel, 0, NULL);
 	while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
-		Datum		values[5];
-		bool		nulls[5];
+		Datum		values[COPY_COLUMNS];
+		bool		nulls[COPY_COLUMNS];
 		int32		version;
 		IdgenLayoutVersion *v;
 
 		heap_deform_tuple(tuple, RelationGetDescr(rel), values, nulls);
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < COPY_COLUMNS; i++)
 			if (nulls[i])
 				copy_damaged("A row has a NULL.");
 		version = DatumGetInt32(values[0]);
@@ -164,93 +179,132 @@ read_copy(Oid relid, IdgenLayoutHistory *copy)
 			copy_damaged("A version is out of range or repeated.");
 		seen[version - 1] = true;
 		rows++;
-		v = &copy->versions[version - 1];
+		v = &copy->h.versions[version - 1];
 		v->epoch = DatumGetTimestampTz(values[1]);
 		v->shard_bits = DatumGetInt32(values[2]);
 		v->sequence_bits = DatumGetInt32(values[3]);
 		v->first_id = (uint64) DatumGetInt64(values[4]);
+		copy->origin[version - 1] = (uint64) DatumGetInt64(values[5]);
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
 
-	copy->nversions = rows;
+	copy->h.nversions = rows;
 	for (int i = 0; i < rows; i++)
 		if (!seen[i])
 			copy_damaged("A version is missing.");
-	if (rows > 0 && !idgen_history_check(copy))
+	if (rows > 0 && !idgen_history_check(&copy->h))
 		copy_damaged("The first IDs do not rise from 0, or a layout is impossible.");
 }
 
-/* The history this database decodes by; false when none can be told. */
+/*
+ * The history this database decodes by; false when none can be told.
+ *
+ * The copy's last version must be one this server began (its history id):
+ * its own versions, a marker a restore or idgen_layout_adopt() left where
+ * this server began minting in the database, with the layout the server
+ * was at there.  The server's versions after that point follow.  A copy
+ * whose last version another server began (a restore into a server with
+ * another layout, not adopted yet) cannot tell its IDs from this server's;
+ * neither can a copy this server began that does not match what it minted.
+ * One exception: a server whose own history was lost (assumed) decodes by
+ * the copy, when its one layout is the copy's last.
+ */
 static bool
-merge(const IdgenLayoutHistory *copy, const IdgenLayoutHistory *server,
+merge(const DatabaseCopy *copy, const IdgenLayoutHistory *server,
 	  IdgenLayoutHistory *out)
 {
+	int			n = copy->h.nversions;
 	const IdgenLayoutVersion *last;
-	int			k;
+	const IdgenLayoutVersion *in_force;
+	int			version;
 
-	if (copy->nversions == 0 || idgen_history_is_prefix(copy, server))
+	if (n == 0)
 	{
 		*out = *server;
 		return true;
 	}
-	last = &copy->versions[copy->nversions - 1];
-	for (k = server->nversions - 1; k >= 0; k--)
-		if (idgen_same_layout(&server->versions[k], last))
-			break;
-	if (k < 0)
-		return false;
-	*out = *copy;
-	out->flags = 0;
-	for (int j = k + 1; j < server->nversions; j++)
+	last = &copy->h.versions[n - 1];
+	if (copy->origin[n - 1] != server->id)
 	{
-		if (out->nversions >= IDGEN_MAX_LAYOUT_VERSIONS ||
-			server->versions[j].first_id <= out->versions[out->nversions - 1].first_id)
+		if ((server->flags & IDGEN_HISTORY_ASSUMED) && server->nversions == 1 &&
+			idgen_same_layout(last, &server->versions[0]))
+		{
+			*out = copy->h;
+			out->id = server->id;
+			out->flags = 0;
+			return true;
+		}
+		return false;
+	}
+	in_force = idgen_history_version_of_id(server, (int64) last->first_id, &version);
+	if (!idgen_same_layout(in_force, last))
+		return false;
+	*out = copy->h;
+	out->id = server->id;
+	out->flags = 0;
+	for (int k = version; k < server->nversions; k++)
+	{
+		if (out->nversions >= IDGEN_MAX_LAYOUT_VERSIONS)
 			return false;
-		out->versions[out->nversions++] = server->versions[j];
+		out->versions[out->nversions++] = server->versions[k];
 	}
 	return true;
 }
 
+/*
+ * Derive again what this process decodes by.  Kept valid only when nothing
+ * failed and no invalidation came meanwhile: an error half-way leaves it
+ * to be derived again at the next call.
+ */
 static void
 refresh(void)
 {
-	const IdgenLayoutHistory *server = idgen_server_history(&decoding.server_changes);
+	uint32		changes;
+	const IdgenLayoutHistory *server = idgen_server_history(&changes);
+	uint64		generation;
+	Oid			relid;
 
 	if (!decoding.callback_registered)
 	{
 		CacheRegisterRelcacheCallback(versions_invalidated, (Datum) 0);
 		decoding.callback_registered = true;
 	}
-	decoding.valid = true;
-	decoding.relid = versions_relid();
-	if (OidIsValid(decoding.relid))
-		read_copy(decoding.relid, &decoding.copy);
+	decoding.valid = false;
+	idgen_database_history_ok = false;
+	generation = decoding.generation;
+	relid = versions_relid();
+	decoding.relid = relid;
+	if (OidIsValid(relid))
+		read_copy(relid, &decoding.copy);
 	else
 		memset(&decoding.copy, 0, sizeof(decoding.copy));
 	decoding.agree = merge(&decoding.copy, server, &decoding.effective);
+	decoding.server_changes = changes;
+	if (decoding.generation == generation)
+	{
+		decoding.valid = true;
+		idgen_database_history_ok = decoding.agree;
+	}
 }
 
 static void
 disagree_error(void)
 {
-	const IdgenLayoutVersion *last = &decoding.copy.versions[decoding.copy.nversions - 1];
+	const DatabaseCopy *copy = &decoding.copy;
+	const IdgenLayoutVersion *last = &copy->h.versions[Max(copy->h.nversions, 1) - 1];
 
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("this database's layout history does not match the server's"),
-			 errdetail("The database's last version (%d) is epoch %s, shard_bits %d, sequence_bits %d, which this server never minted under: its IDs could not be told from this server's.",
-					   decoding.copy.nversions, timestamptz_to_str(last->epoch),
+			 errdetail("The database's last version (%d, epoch %s, shard_bits %d, sequence_bits %d) was not begun by this server: its IDs could not be told from this server's.",
+					   copy->h.nversions, timestamptz_to_str(last->epoch),
 					   last->shard_bits, last->sequence_bits),
-			 errhint("The database was restored from a server with another layout. Run SELECT idgen_layout_adopt(N), N the largest ID of the database (as the server it was dumped from has it, if its tables could not be restored here), so that this server's IDs begin above it as a version of its own.")));
+			 errhint("The database was restored from a server with another layout. Run SELECT idgen_layout_adopt(N), N the largest ID of any table of the database (as the server it was dumped from has it, if its tables could not be restored here), so that this server's IDs begin above it as a version of its own.")));
 }
 
-/*
- * The history the decoders use in this database.  Outside a transaction
- * (no table can be read), the server's.
- */
-const IdgenLayoutHistory *
-idgen_decoding_history(void)
+static const IdgenLayoutHistory *
+decoding_history(bool error_if_disagree)
 {
 	if (unlikely(!decoding.valid ||
 				 idgen_server_history_changed(decoding.server_changes)))
@@ -260,21 +314,29 @@ idgen_decoding_history(void)
 		refresh();
 	}
 	if (unlikely(!decoding.agree))
-		disagree_error();
+	{
+		if (error_if_disagree)
+			disagree_error();
+		return NULL;
+	}
 	return &decoding.effective;
+}
+
+/*
+ * The history the decoders use in this database.  Outside a transaction
+ * (no table can be read), the server's.
+ */
+const IdgenLayoutHistory *
+idgen_decoding_history(void)
+{
+	return decoding_history(true);
 }
 
 /* The same, or NULL where the copy and the server's history disagree. */
 const IdgenLayoutHistory *
 idgen_decoding_history_if_any(void)
 {
-	if (!decoding.valid || idgen_server_history_changed(decoding.server_changes))
-	{
-		if (!IsTransactionState())
-			return idgen_server_history(NULL);
-		refresh();
-	}
-	return decoding.agree ? &decoding.effective : NULL;
+	return decoding_history(false);
 }
 
 static Oid
@@ -290,14 +352,18 @@ versions_relid_or_error(void)
 	return relid;
 }
 
-/* Insert versions from, to - 1 of a history into the table, through SPI. */
+/*
+ * Insert versions from, to - 1 of a history into the table, as begun by
+ * history id origin, through SPI.
+ */
 static void
-insert_versions(Oid relid, const IdgenLayoutHistory *h, int from, int to)
+insert_versions(Oid relid, const IdgenLayoutHistory *h, int from, int to,
+				uint64 origin)
 {
 	char	   *sql;
-	Oid			types[5] = {INT4OID, TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID};
+	Oid			types[COPY_COLUMNS] = {INT4OID, TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID, INT8OID};
 
-	sql = psprintf("INSERT INTO %s.%s VALUES ($1, $2, $3, $4, $5)",
+	sql = psprintf("INSERT INTO %s.%s VALUES ($1, $2, $3, $4, $5, $6)",
 				   quote_identifier(get_namespace_name(get_rel_namespace(relid))),
 				   quote_identifier(IDGEN_VERSIONS_TABLE));
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -308,14 +374,15 @@ insert_versions(Oid relid, const IdgenLayoutHistory *h, int from, int to)
 		for (int i = from; i < to; i++)
 		{
 			const IdgenLayoutVersion *v = &h->versions[i];
-			Datum		values[5];
+			Datum		values[COPY_COLUMNS];
 
 			values[0] = Int32GetDatum(i + 1);
 			values[1] = TimestampTzGetDatum(v->epoch);
 			values[2] = Int32GetDatum(v->shard_bits);
 			values[3] = Int32GetDatum(v->sequence_bits);
 			values[4] = Int64GetDatum((int64) v->first_id);
-			if (SPI_execute_with_args(sql, 5, types, values, NULL, false, 0) != SPI_OK_INSERT)
+			values[5] = Int64GetDatum((int64) origin);
+			if (SPI_execute_with_args(sql, COPY_COLUMNS, types, values, NULL, false, 0) != SPI_OK_INSERT)
 				elog(ERROR, "could not insert into \"%s\"", IDGEN_VERSIONS_TABLE);
 		}
 	}
@@ -336,80 +403,102 @@ int
 idgen_versions_record(bool quiet)
 {
 	Oid			relid = versions_relid_or_error();
-	IdgenLayoutHistory copy;
+	DatabaseCopy copy;
 	IdgenLayoutHistory effective;
+	const IdgenLayoutHistory *server = idgen_server_history(NULL);
 
 	LockRelationOid(relid, ShareRowExclusiveLock);
 	read_copy(relid, &copy);
-	if (!merge(&copy, idgen_server_history(NULL), &effective))
+	if (!merge(&copy, server, &effective))
 	{
-		decoding.valid = false;
 		if (!quiet)
 		{
-			refresh();
+			decoding.copy = copy;
 			disagree_error();
 		}
 		ereport(WARNING,
 				(errmsg("the layout history of database \"%s\" does not match the server's",
 						get_database_name(MyDatabaseId)),
-				 errhint("Run SELECT idgen_layout_adopt(max(id)) in it with its largest ID.")));
+				 errhint("Run SELECT idgen_layout_adopt(N) in it, N the largest ID of any of its tables.")));
 		return -1;
 	}
-	insert_versions(relid, &effective, copy.nversions, effective.nversions);
-	return effective.nversions - copy.nversions;
+	insert_versions(relid, &effective, copy.h.nversions, effective.nversions, server->id);
+	return effective.nversions - copy.h.nversions;
 }
 
 /*
- * Append the server's current layout to the table as a version of its own,
- * from current->first_id on, which the caller has put above every ID of the
- * database.  The version number, or 0 when there was nothing to adopt.
+ * Append the server's current layout to the table as a version this
+ * server began, from current->first_id on, which the caller has put above
+ * every ID of the database.  The version number, or 0 when there was
+ * nothing to adopt.
  */
 int
 idgen_versions_adopt(const IdgenLayoutVersion *current)
 {
 	Oid			relid = versions_relid_or_error();
-	IdgenLayoutHistory copy;
+	DatabaseCopy copy;
 	IdgenLayoutHistory effective;
+	const IdgenLayoutHistory *server = idgen_server_history(NULL);
 
 	LockRelationOid(relid, ShareRowExclusiveLock);
 	read_copy(relid, &copy);
-	if (merge(&copy, idgen_server_history(NULL), &effective) &&
-		idgen_same_layout(&effective.versions[effective.nversions - 1], current))
+	if (merge(&copy, server, &effective))
 		return 0;
-	if (copy.nversions >= IDGEN_MAX_LAYOUT_VERSIONS)
+	if (copy.h.nversions >= IDGEN_MAX_LAYOUT_VERSIONS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("table \"%s\" is full", IDGEN_VERSIONS_TABLE)));
-	if (copy.nversions > 0 &&
-		current->first_id <= copy.versions[copy.nversions - 1].first_id)
+	if (copy.h.nversions > 0 &&
+		current->first_id <= copy.h.versions[copy.h.nversions - 1].first_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the new version would begin below the database's last one"),
 				 errdetail("It would begin at ID " UINT64_FORMAT "; version %d begins at " UINT64_FORMAT ".",
-						   current->first_id, copy.nversions,
-						   copy.versions[copy.nversions - 1].first_id)));
-	copy.versions[copy.nversions] = *current;
-	copy.nversions++;
-	insert_versions(relid, &copy, copy.nversions - 1, copy.nversions);
-	return copy.nversions;
+						   current->first_id, copy.h.nversions,
+						   copy.h.versions[copy.h.nversions - 1].first_id)));
+	copy.h.versions[copy.h.nversions] = *current;
+	copy.h.nversions++;
+	insert_versions(relid, &copy.h, copy.h.nversions - 1, copy.h.nversions, server->id);
+	return copy.h.nversions;
 }
 
 /*
- * The table's statement trigger: every process drops what it derived from
- * the table when the change commits.
+ * After a statement that wrote the table: every process drops what it
+ * derived from it when the change commits.  After a restore's rows (an
+ * INSERT or COPY not by idgen_layout_record() or idgen_layout_adopt()),
+ * when the copy's last version is another server's and of the layout this
+ * server mints under, a marker: a version this server began, of the same
+ * layout, from where it stands (first_id, which the caller computes).  The
+ * IDs on either side decode alike; the marker is where this server's next
+ * versions follow on.  Returns whether it added one.
  */
-Datum
-idgen_layout_versions_changed(PG_FUNCTION_ARGS)
+bool
+idgen_versions_after_write(Oid relid, bool insert, const IdgenLayoutVersion *here)
 {
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	DatabaseCopy copy;
+	const IdgenLayoutHistory *server;
+	IdgenLayoutVersion marker;
+	const IdgenLayoutVersion *last;
 
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("idgen_layout_versions_changed() must be called as a trigger")));
-	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	CacheInvalidateRelcacheByRelid(relid);
 	decoding.valid = false;
-	return PointerGetDatum(NULL);
+	idgen_database_history_ok = false;
+	if (!insert || recording)
+		return false;
+	server = idgen_server_history(NULL);
+	read_copy(relid, &copy);
+	if (copy.h.nversions == 0 || copy.h.nversions >= IDGEN_MAX_LAYOUT_VERSIONS ||
+		copy.origin[copy.h.nversions - 1] == server->id)
+		return false;
+	last = &copy.h.versions[copy.h.nversions - 1];
+	if (!idgen_same_layout(last, here))
+		return false;
+	marker = *here;
+	marker.first_id = Max(here->first_id, last->first_id + 1);
+	copy.h.versions[copy.h.nversions] = marker;
+	copy.h.nversions++;
+	insert_versions(relid, &copy.h, copy.h.nversions - 1, copy.h.nversions, server->id);
+	return true;
 }
 
 /*
@@ -472,8 +561,9 @@ refuse_if_decoded_rows(const char *schema)
  * BEFORE INSERT FOR EACH ROW: a restore brings the rows of the dumped
  * database's history over those CREATE EXTENSION wrote.  A row equal to one
  * there is skipped; one that differs replaces that version and every later
- * one (this server's, not the dumped database's); either a new or another
- * version is refused while rows decoded by the history before it are there.
+ * one of another origin (this server's, not the dumped database's, which
+ * may arrive in any order); either a new or another version is refused
+ * while rows decoded by the history before it are there.
  * idgen_layout_record() and idgen_layout_adopt() pass unchecked: what they
  * write is what the decoders already use.
  */
@@ -484,8 +574,8 @@ idgen_layout_versions_restore(PG_FUNCTION_ARGS)
 	Relation	rel;
 	HeapTuple	tuple;
 	TupleDesc	desc;
-	Datum		args[5];
-	Oid			types[5] = {INT4OID, TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID};
+	Datum		args[COPY_COLUMNS];
+	Oid			types[COPY_COLUMNS] = {INT4OID, TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID, INT8OID};
 	char	   *schema;
 	char	   *tbl;
 	bool		existed;
@@ -501,7 +591,9 @@ idgen_layout_versions_restore(PG_FUNCTION_ARGS)
 
 	rel = trigdata->tg_relation;
 	desc = RelationGetDescr(rel);
-	for (int i = 0; i < 5; i++)
+	if (desc->natts != COPY_COLUMNS)
+		copy_damaged("It does not have the six columns of idgen 1.3.");
+	for (int i = 0; i < COPY_COLUMNS; i++)
 	{
 		bool		isnull;
 
@@ -516,8 +608,8 @@ idgen_layout_versions_restore(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* not read-only: rows an earlier line of the same COPY wrote are seen */
-	if (SPI_execute_with_args(psprintf("SELECT (epoch, shard_bits, sequence_bits, first_id) = ($2, $3, $4, $5) FROM %s WHERE version = $1", tbl),
-							  5, types, args, NULL, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(psprintf("SELECT (epoch, shard_bits, sequence_bits, first_id, history) = ($2, $3, $4, $5, $6) FROM %s WHERE version = $1", tbl),
+							  COPY_COLUMNS, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", tbl);
 	existed = SPI_processed > 0;
 	if (existed)
@@ -532,14 +624,12 @@ idgen_layout_versions_restore(PG_FUNCTION_ARGS)
 	}
 	refuse_if_decoded_rows(schema);
 	if (existed &&
-		SPI_execute_with_args(psprintf("DELETE FROM %s WHERE version >= $1", tbl),
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		SPI_execute_with_args(psprintf("DELETE FROM %s WHERE version >= $1 AND history <> $6", tbl),
+							  COPY_COLUMNS, types, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from %s", tbl);
 	SPI_finish();
 	return PointerGetDatum(tuple);
 }
-
-/* ---- the "idgen layouts" worker ---- */
 
 /* An "idgen layouts" worker: for one database, or (InvalidOid) the one that lists them. */
 static void

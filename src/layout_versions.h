@@ -23,6 +23,12 @@ extern const IdgenLayoutHistory *idgen_decoding_history(void);
 extern const IdgenLayoutHistory *idgen_decoding_history_if_any(void);
 extern int	idgen_versions_record(bool quiet);
 extern int	idgen_versions_adopt(const IdgenLayoutVersion *current);
+extern bool idgen_versions_after_write(Oid relid, bool insert,
+									   const IdgenLayoutVersion *here);
+
+/* The database's history and the server's agree, as last derived here. */
+extern bool idgen_database_history_ok;
+
 extern void idgen_versions_launch_sync(void);
 
 extern PGDLLEXPORT void idgen_layouts_worker_main(Datum main_arg);

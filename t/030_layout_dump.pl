@@ -298,7 +298,11 @@ ok($src_max > $p_max, 'P: the largest ID of the database is one of events\'');
 $p->stop;
 
 my $versions_q =
-  q{SELECT string_agg(format('%s %s %s %s', version, shard_bits, sequence_bits, first_id), ',' ORDER BY version) FROM idgen_layout_versions};
+  q{SELECT string_agg(format('%s %s %s %s', version, shard_bits, sequence_bits, first_id), ',' ORDER BY version) FROM idgen_layout_versions WHERE version <= 2};
+# Q mints under P's last layout: the restore left a marker where Q begins,
+# a version of Q's own history, above P's
+my $marker_q =
+  q{SELECT count(*), bool_and(shard_bits = 13 AND sequence_bits = 9), bool_and(first_id > (SELECT max(first_id) FROM idgen_layout_versions WHERE version < 3)), bool_and(history <> (SELECT history FROM idgen_layout_versions WHERE version = 1)) FROM idgen_layout_versions WHERE version >= 3};
 
 sub run_cmd
 {
@@ -346,9 +350,13 @@ sub restore_history_first
 			  ]);
 		ok($ok, "$name, $how: history first, step " . ($step + 1) . ' of 3 succeeds')
 		  or diag($stderr);
-		is($node->safe_psql($db, $versions_q), "1 12 10 0,2 13 9 $cut",
-			"$name, $how: history first, step 2 replaced this server's version by P's two")
-		  if $step == 1;
+		if ($step == 1)
+		{
+			is($node->safe_psql($db, $versions_q), "1 12 10 0,2 13 9 $cut",
+				"$name, $how: history first, step 2 replaced this server's version by P's two");
+			is($node->safe_psql($db, $marker_q), $name eq 'Q' ? '1|t|t|t' : '0|||',
+				"$name, $how: " . ($name eq 'Q' ? 'a marker of Q\'s own follows them' : 'no marker: R mints under another layout'));
+		}
 		$between->() if $step == 1 && $between;
 	}
 	return;
@@ -423,6 +431,7 @@ foreach my $how ('fc', 'sql')
 		"Q, $how: events stored its shards by layouts A and B");
 	is($q->safe_psql($db, $versions_q), "1 12 10 0,2 13 9 $cut",
 		"Q, $how: the database has P's two versions");
+	is($q->safe_psql($db, $marker_q), '1|t|t|t', "Q, $how: and Q's marker");
 
 	# doc/upgrading.md: move the generator above the restored IDs first
 	$q->safe_psql($db, "SELECT idgen_advance_past($src_max)");
