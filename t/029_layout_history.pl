@@ -11,7 +11,9 @@
 #    new IDs as layout B says; new IDs are above old ones;
 #  - stored generated columns still equal the decoders, and index scans on
 #    id_to_shard(id) and id_to_timestamp(id) count what seq scans count;
-#  - min_id_at() ranges across the cut-over hold the rows of the time range;
+#  - min_id_at() ranges across the cut-over hold the rows of the time range,
+#    and time partitions premade before the change hold the rows of their
+#    time, by their bounds as by the decoded time;
 #  - the history survives a crash, the loss of idgen.state, and the loss of
 #    idgen.layouts (which is written again);
 #  - a standby configured for the new layout follows the primary's history;
@@ -106,6 +108,25 @@ my @old = insert_rows($primary, 'a', 2000);
 usleep(50_000);
 push @old, insert_rows($primary, 'a', 2000);
 
+# Time partitions premade under layout A, 2 s each, for the two minutes
+# around the change; rows minted on both sides of it go in.
+$primary->safe_psql(
+	'postgres', q{
+CREATE TABLE parted (id bigint NOT NULL DEFAULT idgen_next()) PARTITION BY RANGE (id);
+CREATE TABLE parted_from AS SELECT date_trunc('second', clock_timestamp()) - interval '10 s' AS t0;
+DO $$
+DECLARE
+	t0 timestamptz := (SELECT t0 FROM parted_from);
+BEGIN
+	FOR k IN 0..59 LOOP
+		EXECUTE format('CREATE TABLE parted_%s PARTITION OF parted FOR VALUES FROM (%s) TO (%s)',
+					   k, min_id_at(t0 + k * interval '2 s'), min_id_at(t0 + (k + 1) * interval '2 s'));
+	END LOOP;
+END
+$$;
+INSERT INTO parted SELECT FROM generate_series(1, 500);
+});
+
 # Independently of the server: every old ID has shard 5 in bits 10..21.
 is(scalar(grep { (($_ >> 10) & 4095) != 5 } @old),
 	0, 'layout A: every ID carries shard 5 in its 12 shard bits');
@@ -161,6 +182,27 @@ is( $primary->safe_psql(
 my @new = insert_rows($primary, 'b', 2000);
 usleep(50_000);
 push @new, insert_rows($primary, 'b', 2000);
+
+$primary->safe_psql('postgres', 'INSERT INTO parted SELECT FROM generate_series(1, 500)');
+is( $primary->safe_psql(
+		'postgres', q{
+SELECT count(*),
+	   count(*) FILTER (WHERE tableoid::regclass::text =
+		   'parted_' || floor(extract(epoch FROM id_to_timestamp(id) - (SELECT t0 FROM parted_from)) / 2)::int),
+	   count(*) FILTER (WHERE id_to_layout_version(id) = 2)
+  FROM parted}),
+	'1000|1000|500',
+	'partitions premade under layout A hold the rows of their time, minted under A and B');
+my $parted_range = q{(SELECT t0 + interval '8 s' FROM parted_from), (SELECT t0 + interval '100 s' FROM parted_from)};
+$primary->safe_psql('postgres', "CREATE TABLE parted_range AS SELECT * FROM (VALUES ($parted_range)) AS r(a, b)");
+my $pruned = $primary->safe_psql('postgres', q{
+SELECT count(*) FROM parted
+ WHERE id >= min_id_at((SELECT a FROM parted_range)) AND id < min_id_at((SELECT b FROM parted_range))});
+my $scanned = $primary->safe_psql('postgres', q{
+SELECT count(*) FROM parted
+ WHERE id_to_timestamp(id) >= (SELECT a FROM parted_range) AND id_to_timestamp(id) < (SELECT b FROM parted_range)});
+ok($pruned > 500, 'a time range across the change holds rows of both layouts');
+is($pruned, $scanned, 'by the partitions\' bounds as by the decoded time');
 
 ok(max_id(\@old) < $cut, 'every old ID is below the cut-over');
 ok(min_id(\@new) >= $cut, 'every new ID is at or above the cut-over');
