@@ -419,6 +419,23 @@ recover_history(IdgenLayoutHistory *history, const IdgenStateFile *file,
 		*history = from_layouts;
 		return;
 	}
+
+	/*
+	 * One file carried over from another cluster on purpose (pg_upgrade, a
+	 * restore; idgen.allow_foreign_state was checked): its history is the
+	 * one its IDs were minted under, where this cluster's own is only what
+	 * its first start wrote.
+	 */
+	if (file->system_identifier != system_identifier && layouts_system == system_identifier)
+	{
+		*history = file->history;
+		return;
+	}
+	if (layouts_system != system_identifier && file->system_identifier == system_identifier)
+	{
+		*history = from_layouts;
+		return;
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("idgen layout histories in \"%s\" and \"%s\" disagree",
