@@ -206,9 +206,8 @@ read_copy(Oid relid, DatabaseCopy *copy)
  * was at there.  The server's versions after that point follow.  A copy
  * whose last version another server began (a restore into a server with
  * another layout, not adopted yet) cannot tell its IDs from this server's;
- * neither can a copy this server began that does not match what it minted.
- * One exception: a server whose own history was lost (assumed) decodes by
- * the copy, when its one layout is the copy's last.
+ * neither can a copy this server began that does not match what it minted
+ * (a server whose own history was lost, with a new id, included).
  */
 static bool
 merge(const DatabaseCopy *copy, const IdgenLayoutHistory *server,
@@ -226,17 +225,7 @@ merge(const DatabaseCopy *copy, const IdgenLayoutHistory *server,
 	}
 	last = &copy->h.versions[n - 1];
 	if (copy->origin[n - 1] != server->id)
-	{
-		if ((server->flags & IDGEN_HISTORY_ASSUMED) && server->nversions == 1 &&
-			idgen_same_layout(last, &server->versions[0]))
-		{
-			*out = copy->h;
-			out->id = server->id;
-			out->flags = 0;
-			return true;
-		}
 		return false;
-	}
 	in_force = idgen_history_version_of_id(server, (int64) last->first_id, &version);
 	if (!idgen_same_layout(in_force, last))
 		return false;
@@ -491,10 +480,16 @@ idgen_versions_after_write(Oid relid, bool insert, const IdgenLayoutVersion *her
 		copy.origin[copy.h.nversions - 1] == server->id)
 		return false;
 	last = &copy.h.versions[copy.h.nversions - 1];
-	if (!idgen_same_layout(last, here))
+
+	/*
+	 * A restored version that begins where this server has not minted yet
+	 * (the other server's clock or generator ahead) would have this
+	 * server's next IDs decode by the version before it: no marker, and
+	 * idgen_layout_adopt() raises the generator above it first.
+	 */
+	if (!idgen_same_layout(last, here) || last->first_id >= here->first_id)
 		return false;
 	marker = *here;
-	marker.first_id = Max(here->first_id, last->first_id + 1);
 	copy.h.versions[copy.h.nversions] = marker;
 	copy.h.nversions++;
 	insert_versions(relid, &copy.h, copy.h.nversions - 1, copy.h.nversions, server->id);
@@ -504,9 +499,12 @@ idgen_versions_after_write(Oid relid, bool insert, const IdgenLayoutVersion *her
 /*
  * Refuse a change of this database's history while rows of a table whose
  * stored values depend on the decoders (a stored generated column, a CHECK
- * constraint, a partition key) are there: they were computed by the
- * history being replaced.  pg_dump writes each table's rows in the order
- * of their names, so a restore may bring such rows before the history's.
+ * constraint, a partition key), or whose column default mints, are there:
+ * they were computed, or minted, under the history being replaced.
+ * pg_dump writes each table's rows in the order of their names, so a
+ * restore may bring such rows before the history's; and a restore into a
+ * database this server already minted in would have its IDs decode by the
+ * dumped history.
  */
 static void
 refuse_if_decoded_rows(const char *schema)
@@ -520,11 +518,11 @@ refuse_if_decoded_rows(const char *schema)
 				   " SELECT pg_catalog.to_regprocedure(pg_catalog.format('%%s.%%s', %s, f))::pg_catalog.oid AS oid"
 				   "   FROM pg_catalog.unnest(ARRAY['id_to_timestamp(bigint)', 'id_to_shard(bigint)',"
 				   "        'id_to_sequence(bigint)', 'idgen_decode(bigint)', 'id_to_layout_version(bigint)',"
-				   "        'min_id_at(timestamptz)']) AS f),"
+				   "        'min_id_at(timestamptz)', 'idgen_next()', 'idgen_next(integer)']) AS f),"
 				   " uses AS (SELECT d.classid, d.objid FROM pg_catalog.pg_depend AS d"
 				   "   WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass"
 				   "     AND d.refobjid IN (SELECT oid FROM decoders))"
-				   " SELECT DISTINCT r::pg_catalog.regclass::pg_catalog.text FROM ("
+				   " SELECT DISTINCT pg_catalog.format('%%I.%%I', n.nspname, c.relname) FROM ("
 				   "  SELECT ad.adrelid FROM uses JOIN pg_catalog.pg_attrdef AS ad"
 				   "    ON uses.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND ad.oid = uses.objid"
 				   "  UNION ALL SELECT con.conrelid FROM uses JOIN pg_catalog.pg_constraint AS con"
@@ -532,7 +530,8 @@ refuse_if_decoded_rows(const char *schema)
 				   "   WHERE con.contype = 'c'"
 				   "  UNION ALL SELECT pt.partrelid FROM uses JOIN pg_catalog.pg_partitioned_table AS pt"
 				   "    ON uses.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND pt.partrelid = uses.objid"
-				   " ) AS t(r) ORDER BY 1",
+				   " ) AS t(r) JOIN pg_catalog.pg_class AS c ON c.oid = t.r"
+				   " JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace ORDER BY 1",
 				   quote_literal_cstr(q));
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the tables that use idgen's decoders");
@@ -550,7 +549,7 @@ refuse_if_decoded_rows(const char *schema)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("rows of table %s were stored before this database's layout history", rels[i]),
-					 errdetail("Its stored values depend on idgen's decoders, and were computed by the history that \"%s\" is being given in place of this server's.",
+					 errdetail("Its IDs were minted, or its stored values computed by idgen's decoders, under the history that \"%s\" is being given in place of this server's.",
 							   IDGEN_VERSIONS_TABLE),
 					 errhint("Restore \"%s\" before the other tables' rows: pg_restore --section=pre-data, then --data-only --table=%s, then the rest.",
 							 IDGEN_VERSIONS_TABLE, IDGEN_VERSIONS_TABLE)));

@@ -12,6 +12,8 @@
 #    decode by A;
 #  - a restore's rows of idgen_layout_versions in any order replace this
 #    server's rows and keep one another;
+#  - a restored version that begins ahead of this server gets no marker;
+#  - a restored history is refused in a database this server minted in;
 #  - a decoder that fails while reading the table (a lock timeout) reads it
 #    again at the next call.
 
@@ -94,6 +96,37 @@ is( $q->safe_psql(
 	),
 	'1 12 t 42,2 13 f 42',
 	'both restored rows are kept, in place of this server\'s');
+
+# A restored version that begins where this server has not minted yet: no
+# marker, or this server's next IDs would decode by the version before it.
+my $ahead = $q->safe_psql('postgres',
+	"SELECT min_id_at(clock_timestamp() + interval '1 hour')");
+$q->safe_psql('postgres', 'CREATE DATABASE r3');
+$q->safe_psql('r3', 'CREATE EXTENSION idgen');
+$q->safe_psql('r3', qq{
+COPY idgen_layout_versions FROM stdin;
+1	2026-01-01 00:00:00+00	12	10	0	77
+2	2026-01-01 00:00:00+00	13	9	$ahead	77
+\\.
+});
+is($q->safe_psql('r3', 'SELECT count(*) FROM idgen_layout_versions WHERE history <> 77'),
+	'0', 'a restored version ahead of this server gets no marker');
+($ret, $stdout, $stderr) = $q->psql('r3', 'SELECT idgen_next()');
+like($stderr, qr/this database's layout history does not match the server's/,
+	'and the database mints nothing until adopted');
+
+# A restore into a database this server already minted in.
+$q->safe_psql('postgres', 'CREATE DATABASE r4');
+$q->safe_psql('r4', 'CREATE EXTENSION idgen; CREATE TABLE m (id bigint DEFAULT idgen_next()); INSERT INTO m DEFAULT VALUES');
+($ret, $stdout, $stderr) = $q->psql('r4', qq{
+COPY idgen_layout_versions FROM stdin;
+1	2026-01-01 00:00:00+00	12	10	0	77
+\\.
+});
+like($stderr, qr/rows of table public\.m were stored before this database's layout history/,
+	'a restored history is refused where this server already minted IDs');
+is($q->safe_psql('r4', 'SELECT id_to_shard(id) FROM m'), '4000',
+	'and they still decode by this server\'s layout');
 
 # A decoder that times out on the table's lock reads it again afterwards.
 my $locker = $q->background_psql('postgres');
