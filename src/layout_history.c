@@ -59,6 +59,7 @@ typedef struct IdgenHistoryShared
 } IdgenHistoryShared;
 
 static IdgenHistoryShared *history_shared = NULL;
+pg_atomic_uint32 *idgen_history_changes = NULL;
 
 /* this process's copy, and the count it was taken at */
 static IdgenLayoutHistory local_history;
@@ -84,6 +85,7 @@ idgen_history_shmem_attach(void)
 		pg_atomic_init_u32(&history_shared->changes, 0);
 		memset(&history_shared->history, 0, sizeof(IdgenLayoutHistory));
 	}
+	idgen_history_changes = &history_shared->changes;
 	return found;
 }
 
@@ -127,25 +129,6 @@ idgen_server_history(uint32 *changes_out)
 	if (changes_out)
 		*changes_out = local_changes;
 	return &local_history;
-}
-
-/* Whether the server's history changed since the count given. */
-bool
-idgen_server_history_changed(uint32 changes)
-{
-	return pg_atomic_read_u32(&history_shared->changes) != changes;
-}
-
-/* The version (numbered from 1) of a history whose IDs include id >= 0. */
-const IdgenLayoutVersion *
-idgen_history_version_of_id(const IdgenLayoutHistory *h, int64 id, int *version)
-{
-	int			i = h->nversions - 1;
-
-	while (i > 0 && (uint64) id < h->versions[i].first_id)
-		i--;
-	*version = i + 1;
-	return &h->versions[i];
 }
 
 /* The instant a version's first ID is from. */

@@ -16,6 +16,7 @@
 #define IDGEN_LAYOUT_HISTORY_H
 
 #include "datatype/timestamp.h"
+#include "port/atomics.h"
 
 /* A layout needs at least this many bits of milliseconds (about 24 days). */
 #define IDGEN_MIN_TIME_BITS			31
@@ -65,12 +66,31 @@ extern void idgen_history_write_file(const IdgenLayoutHistory *history);
 
 /* The server's history, as this process last took it, and its versions. */
 extern const IdgenLayoutHistory *idgen_server_history(uint32 *changes);
-extern bool idgen_server_history_changed(uint32 changes);
+
+/* Moved by every change of the server's history; in shared memory. */
+extern pg_atomic_uint32 *idgen_history_changes;
+
+static inline bool
+idgen_server_history_changed(uint32 changes)
+{
+	return pg_atomic_read_u32(idgen_history_changes) != changes;
+}
 extern bool idgen_same_layout(const IdgenLayoutVersion *a,
 							  const IdgenLayoutVersion *b);
 extern TimestampTz idgen_version_start(const IdgenLayoutVersion *v);
-extern const IdgenLayoutVersion *idgen_history_version_of_id(const IdgenLayoutHistory *h,
-															 int64 id, int *version);
+
+/* The version (numbered from 1) of a history whose IDs include id >= 0. */
+static inline const IdgenLayoutVersion *
+idgen_history_version_of_id(const IdgenLayoutHistory *h, int64 id, int *version)
+{
+	int			i = h->nversions - 1;
+
+	while (i > 0 && (uint64) id < h->versions[i].first_id)
+		i--;
+	*version = i + 1;
+	return &h->versions[i];
+}
+
 extern const IdgenLayoutVersion *idgen_history_version_at(const IdgenLayoutHistory *h,
 														  TimestampTz ts, int *version,
 														  uint64 *below);

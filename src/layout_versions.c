@@ -97,6 +97,10 @@ static struct
 
 bool		idgen_database_history_ok = false;
 
+/* set only while valid and agreeing: the inline fast path's */
+const IdgenLayoutHistory *idgen_decoding_effective = NULL;
+uint32		idgen_decoding_server_changes = 0;
+
 static void
 versions_invalidated(Datum arg, Oid relid)
 {
@@ -107,6 +111,7 @@ versions_invalidated(Datum arg, Oid relid)
 		decoding.valid = false;
 		decoding.generation++;
 		idgen_database_history_ok = false;
+		idgen_decoding_effective = NULL;
 	}
 }
 
@@ -261,6 +266,7 @@ refresh(void)
 	}
 	decoding.valid = false;
 	idgen_database_history_ok = false;
+	idgen_decoding_effective = NULL;
 	generation = decoding.generation;
 	relid = versions_relid();
 	decoding.relid = relid;
@@ -274,6 +280,11 @@ refresh(void)
 	{
 		decoding.valid = true;
 		idgen_database_history_ok = decoding.agree;
+		if (decoding.agree)
+		{
+			idgen_decoding_server_changes = changes;
+			idgen_decoding_effective = &decoding.effective;
+		}
 	}
 }
 
@@ -316,7 +327,7 @@ decoding_history(bool error_if_disagree)
  * (no table can be read), the server's.
  */
 const IdgenLayoutHistory *
-idgen_decoding_history(void)
+idgen_decoding_history_slow(void)
 {
 	return decoding_history(true);
 }
@@ -472,6 +483,7 @@ idgen_versions_after_write(Oid relid, bool insert, const IdgenLayoutVersion *her
 	CacheInvalidateRelcacheByRelid(relid);
 	decoding.valid = false;
 	idgen_database_history_ok = false;
+	idgen_decoding_effective = NULL;
 	if (!insert || recording)
 		return false;
 	server = idgen_server_history(NULL);

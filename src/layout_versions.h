@@ -19,7 +19,20 @@
 
 #define IDGEN_VERSIONS_TABLE	"idgen_layout_versions"
 
-extern const IdgenLayoutHistory *idgen_decoding_history(void);
+extern const IdgenLayoutHistory *idgen_decoding_history_slow(void);
+
+/* What this process decodes by, while valid: see layout_versions.c. */
+extern const IdgenLayoutHistory *idgen_decoding_effective;	/* NULL: derive */
+extern uint32 idgen_decoding_server_changes;
+
+static inline const IdgenLayoutHistory *
+idgen_decoding_history(void)
+{
+	if (likely(idgen_decoding_effective != NULL &&
+			   !idgen_server_history_changed(idgen_decoding_server_changes)))
+		return idgen_decoding_effective;
+	return idgen_decoding_history_slow();
+}
 extern const IdgenLayoutHistory *idgen_decoding_history_if_any(void);
 extern int	idgen_versions_record(bool quiet);
 extern int	idgen_versions_adopt(const IdgenLayoutVersion *current);
