@@ -79,6 +79,10 @@ typedef struct DatabaseCopy
 
 #define COPY_COLUMNS	6
 
+static bool add_marker(Oid relid, DatabaseCopy *copy,
+					   const IdgenLayoutHistory *server,
+					   const IdgenLayoutVersion *here);
+
 /* idgen_layout_record() and idgen_layout_adopt() are writing the table */
 static bool recording = false;
 
@@ -396,11 +400,13 @@ insert_versions(Oid relid, const IdgenLayoutHistory *h, int from, int to,
 
 /*
  * Write into the table the versions the decoders use that it lacks; the
- * number written.  Where the copy and the server disagree: ERROR, or with
- * quiet, a WARNING and -1.
+ * number written.  Where the copy is another history's (a restore, or the
+ * server's history carried over or lost), the marker where this server
+ * begins (here), if one fits.  Where the copy and the server disagree:
+ * ERROR, or with quiet, a WARNING and -1.
  */
 int
-idgen_versions_record(bool quiet)
+idgen_versions_record(bool quiet, const IdgenLayoutVersion *here)
 {
 	Oid			relid = versions_relid_or_error();
 	DatabaseCopy copy;
@@ -409,6 +415,9 @@ idgen_versions_record(bool quiet)
 
 	LockRelationOid(relid, ShareRowExclusiveLock);
 	read_copy(relid, &copy);
+	if (!merge(&copy, server, &effective) && here != NULL &&
+		add_marker(relid, &copy, server, here))
+		return 1;
 	if (!merge(&copy, server, &effective))
 	{
 		if (!quiet)
@@ -472,13 +481,45 @@ idgen_versions_adopt(const IdgenLayoutVersion *current)
  * IDs on either side decode alike; the marker is where this server's next
  * versions follow on.  Returns whether it added one.
  */
+/*
+ * A marker, when the copy's last version is another server's and of the
+ * layout this server mints under (here: that layout, first_id where the
+ * server stands): a version this server began, from there.  The IDs on
+ * either side decode alike; the marker is where this server's next
+ * versions follow on.  A restored version that begins where this server
+ * has not minted yet (the other server's clock or generator ahead) would
+ * have this server's next IDs decode by the version before it: no marker,
+ * and idgen_layout_adopt() raises the generator above it first.
+ */
+static bool
+add_marker(Oid relid, DatabaseCopy *copy, const IdgenLayoutHistory *server,
+		   const IdgenLayoutVersion *here)
+{
+	const IdgenLayoutVersion *last;
+
+	if (copy->h.nversions == 0 || copy->h.nversions >= IDGEN_MAX_LAYOUT_VERSIONS ||
+		copy->origin[copy->h.nversions - 1] == server->id)
+		return false;
+	last = &copy->h.versions[copy->h.nversions - 1];
+	if (!idgen_same_layout(last, here) || last->first_id >= here->first_id)
+		return false;
+	copy->h.versions[copy->h.nversions] = *here;
+	copy->h.nversions++;
+	copy->origin[copy->h.nversions - 1] = server->id;
+	insert_versions(relid, &copy->h, copy->h.nversions - 1, copy->h.nversions, server->id);
+	return true;
+}
+
+/*
+ * After a statement that wrote the table: every process drops what it
+ * derived from it when the change commits; after a restore's rows (an
+ * INSERT or COPY not by idgen_layout_record() or idgen_layout_adopt()),
+ * the marker where this server begins, if one fits.
+ */
 bool
 idgen_versions_after_write(Oid relid, bool insert, const IdgenLayoutVersion *here)
 {
 	DatabaseCopy copy;
-	const IdgenLayoutHistory *server;
-	IdgenLayoutVersion marker;
-	const IdgenLayoutVersion *last;
 
 	CacheInvalidateRelcacheByRelid(relid);
 	decoding.valid = false;
@@ -486,26 +527,8 @@ idgen_versions_after_write(Oid relid, bool insert, const IdgenLayoutVersion *her
 	idgen_decoding_effective = NULL;
 	if (!insert || recording)
 		return false;
-	server = idgen_server_history(NULL);
 	read_copy(relid, &copy);
-	if (copy.h.nversions == 0 || copy.h.nversions >= IDGEN_MAX_LAYOUT_VERSIONS ||
-		copy.origin[copy.h.nversions - 1] == server->id)
-		return false;
-	last = &copy.h.versions[copy.h.nversions - 1];
-
-	/*
-	 * A restored version that begins where this server has not minted yet
-	 * (the other server's clock or generator ahead) would have this
-	 * server's next IDs decode by the version before it: no marker, and
-	 * idgen_layout_adopt() raises the generator above it first.
-	 */
-	if (!idgen_same_layout(last, here) || last->first_id >= here->first_id)
-		return false;
-	marker = *here;
-	copy.h.versions[copy.h.nversions] = marker;
-	copy.h.nversions++;
-	insert_versions(relid, &copy.h, copy.h.nversions - 1, copy.h.nversions, server->id);
-	return true;
+	return add_marker(relid, &copy, idgen_server_history(NULL), here);
 }
 
 /*
@@ -658,15 +681,20 @@ layouts_worker(BackgroundWorker *worker, Oid dboid)
 }
 
 /*
- * After a start that began a version, the copy in every database: one
- * worker lists the databases, then starts one per database in turn.
+ * After a start that began a version, or took a history other than the one
+ * the databases were copied from, the copy in every database: one worker
+ * lists the databases, then starts one per database in turn.  bgw_extra
+ * carries where the server stands, for the markers.
  */
 void
-idgen_versions_launch_sync(void)
+idgen_versions_launch_sync(const IdgenLayoutVersion *here)
 {
 	BackgroundWorker worker;
 
 	layouts_worker(&worker, InvalidOid);
+	StaticAssertStmt(sizeof(IdgenLayoutVersion) <= BGW_EXTRALEN,
+					 "a layout version fits in bgw_extra");
+	memcpy(worker.bgw_extra, here, sizeof(*here));
 	if (!RegisterDynamicBackgroundWorker(&worker, NULL))
 		ereport(WARNING,
 				(errmsg("could not start the \"idgen layouts\" worker"),
@@ -690,7 +718,8 @@ database_list(void)
 		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
 		MemoryContext old;
 
-		if (!db->datallowconn)
+		/* a template: a worker connected to it would fail CREATE DATABASE */
+		if (!db->datallowconn || db->datistemplate)
 			continue;
 		old = MemoryContextSwitchTo(TopMemoryContext);
 		oids = lappend_oid(oids, db->oid);
@@ -703,7 +732,7 @@ database_list(void)
 }
 
 static void
-sync_database(void)
+sync_database(const IdgenLayoutVersion *here)
 {
 	int			added;
 
@@ -711,7 +740,7 @@ sync_database(void)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (OidIsValid(versions_relid()))
 	{
-		added = idgen_versions_record(true);
+		added = idgen_versions_record(true, here);
 		if (added > 0)
 			ereport(LOG,
 					(errmsg("idgen recorded %d layout version(s) in database \"%s\"",
@@ -733,9 +762,12 @@ idgen_layouts_worker_main(Datum main_arg)
 
 	if (OidIsValid(dboid))
 	{
+		IdgenLayoutVersion here;
+
 		BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+		memcpy(&here, MyBgworkerEntry->bgw_extra, sizeof(here));
 		pgstat_report_activity(STATE_RUNNING, "recording the layout history");
-		sync_database();
+		sync_database(&here);
 		proc_exit(0);
 	}
 
@@ -748,6 +780,7 @@ idgen_layouts_worker_main(Datum main_arg)
 		pid_t		pid;
 
 		layouts_worker(&worker, lfirst_oid(lc));
+		memcpy(worker.bgw_extra, MyBgworkerEntry->bgw_extra, BGW_EXTRALEN);
 		worker.bgw_notify_pid = MyProcPid;
 		if (!RegisterDynamicBackgroundWorker(&worker, &handle) ||
 			WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)

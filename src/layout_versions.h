@@ -34,7 +34,7 @@ idgen_decoding_history(void)
 	return idgen_decoding_history_slow();
 }
 extern const IdgenLayoutHistory *idgen_decoding_history_if_any(void);
-extern int	idgen_versions_record(bool quiet);
+extern int	idgen_versions_record(bool quiet, const IdgenLayoutVersion *here);
 extern int	idgen_versions_adopt(const IdgenLayoutVersion *current);
 extern bool idgen_versions_after_write(Oid relid, bool insert,
 									   const IdgenLayoutVersion *here);
@@ -42,7 +42,7 @@ extern bool idgen_versions_after_write(Oid relid, bool insert,
 /* The database's history and the server's agree, as last derived here. */
 extern bool idgen_database_history_ok;
 
-extern void idgen_versions_launch_sync(void);
+extern void idgen_versions_launch_sync(const IdgenLayoutVersion *here);
 
 extern PGDLLEXPORT void idgen_layouts_worker_main(Datum main_arg);
 
