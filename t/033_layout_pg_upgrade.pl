@@ -1,0 +1,334 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# pg_upgrade into a new cluster after a layout change (12 shard bits and 10
+# sequence bits to 13 and 9): each database's copy of the layout history
+# (idgen_layout_versions) comes with the upgraded data, the server's history
+# and fence do not (doc/upgrading.md):
+#
+#  - with the old cluster's idgen.state and idgen.layouts copied into the
+#    new data directory before its first start, and one start with
+#    idgen.allow_foreign_state = on, old IDs decode by the layout that
+#    minted them (A, then B), the stored generated column and the
+#    expression index still agree with the decoders, the new server's
+#    history is the old one's, and its new IDs are above every old one and
+#    decode by B;
+#  - without the files, the upgraded database's history is not one the
+#    new server began: every decoder refuses, loudly, rather than decode
+#    old IDs by the new server's history; idgen_layout_adopt() then begins
+#    the server's layout above them and old IDs decode as minted.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use File::Copy qw(copy);
+use IPC::Run ();
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $epoch  = '2026-01-01 00:00:00+00';
+my $conf_a = "idgen.shard_id = 5\n";    # the default layout
+my $conf_b =
+  "idgen.shard_bits = 13\nidgen.sequence_bits = 9\nidgen.shard_id = 5000\n";
+my $allow   = "idgen.allow_layout_change = on\n";
+my $foreign = "idgen.allow_foreign_state = on\n";
+
+sub layout_conf { return $_[0]->data_dir . '/idgen_layout.conf'; }
+
+sub new_node
+{
+	my ($name) = @_;
+	return idgen_node($name, conf => "include_if_exists = 'idgen_layout.conf'\n");
+}
+
+sub insert_rows
+{
+	my ($node, $n, $what) = @_;
+	my @ids = split /\n/,
+	  $node->safe_psql('postgres',
+		"INSERT INTO items SELECT FROM generate_series(1, $n) RETURNING id");
+	is(scalar(@ids), $n, "$what: inserted $n rows");
+	push @all_ids, @ids;
+	return @ids;
+}
+
+# Every decoder's answer for the rows up to $upto, one line per row.
+sub decodes
+{
+	my ($node, $upto) = @_;
+	return $node->safe_psql(
+		'postgres', qq{
+SET TimeZone = 'UTC';
+SELECT string_agg(format('%s %s %s %s %s %s', id, id_to_timestamp(id),
+		id_to_shard(id), id_to_sequence(id), id_to_layout_version(id),
+		idgen_decode(id)), E'\\n' ORDER BY id)
+  FROM items WHERE id <= $upto});
+}
+
+# Rows of [$from, $to) that do not decode as the layout ($shard_bits,
+# $sequence_bits, $shard, $version) says, from the bits; and the rows.
+sub misdecoded
+{
+	my ($node, $from, $to, $shard_bits, $sequence_bits, $shard, $version) = @_;
+	my $low = $shard_bits + $sequence_bits;
+	return $node->safe_psql(
+		'postgres', qq{
+SELECT count(*) FILTER (WHERE NOT (
+		id_to_timestamp(id) = '$epoch'::timestamptz + (id >> $low) * interval '1 ms'
+		AND id_to_shard(id) = (id >> $sequence_bits) & ((1 << $shard_bits) - 1)
+		AND id_to_shard(id) = $shard
+		AND id_to_sequence(id) = id & ((1 << $sequence_bits) - 1)
+		AND id_to_layout_version(id) = $version
+		AND (idgen_decode(id)).created_at = id_to_timestamp(id)
+		AND (idgen_decode(id)).shard = id_to_shard(id)
+		AND (idgen_decode(id)).sequence = id_to_sequence(id))),
+	   count(*)
+  FROM items WHERE id >= $from AND id < $to});
+}
+
+my $history_sql = q{
+SET TimeZone = 'UTC';
+SELECT string_agg(format('%s %s %s %s %s', version, epoch, shard_bits,
+		sequence_bits, first_id), E'\n' ORDER BY version)
+  FROM idgen_layout_history()};
+
+my $copy_sql = q{
+SELECT string_agg(format('%s %s %s %s', version, shard_bits, sequence_bits,
+		first_id), E'\n' ORDER BY version)
+  FROM idgen_layout_versions};
+
+# pg_upgrade from $old to $new, both stopped, as PostgreSQL's own
+# src/bin/pg_upgrade/t/002_pg_upgrade.pl runs it.
+sub pg_upgrade
+{
+	my ($old, $new, $what) = @_;
+	my $bindir = $new->config_data('--bindir');
+	my @cmd = (
+		"$bindir/pg_upgrade", '--no-sync', '--retain',
+		'-d', $old->data_dir, '-D', $new->data_dir,
+		'-b', $old->config_data('--bindir'), '-B', $bindir,
+		'-s', $new->host, '-p', $old->port, '-P', $new->port);
+	my ($out, $err) = ('', '');
+	my $cwd = $PostgreSQL::Test::Utils::tmp_check;
+	chdir $cwd or die "could not chdir to $cwd: $!";
+	my $ok = IPC::Run::run(\@cmd, '>', \$out, '2>', \$err);
+	note "pg_upgrade ($what):\n$out$err";
+	ok($ok, "$what: pg_upgrade succeeds");
+	my @logs = glob($new->data_dir . '/pg_upgrade_output.d/*/log/*');
+	if (!$ok)
+	{
+		diag("pg_upgrade:\n$out$err");
+		diag("----- $_\n" . slurp_file($_)) foreach @logs;
+	}
+	# what idgen logged while pg_upgrade ran the servers
+	my $server_log = join '', map { slurp_file($_) }
+	  grep { /pg_upgrade_server\.log$/ } @logs;
+	return join "\n",
+	  grep { /WARNING|ERROR|FATAL|PANIC|idgen (?:layout|recorded|state)/ }
+	  split /\n/, $server_log;
+}
+
+# --------------------------------------------------------------------------
+# The old cluster: layout A, then B.
+
+my $old = new_node('old');
+write_conf(layout_conf($old), $conf_a);
+$old->start;
+$old->safe_psql(
+	'postgres', q{
+CREATE EXTENSION idgen;
+CREATE TABLE items (
+	id bigint PRIMARY KEY DEFAULT idgen_next(),
+	shard integer GENERATED ALWAYS AS (id_to_shard(id)) STORED);
+CREATE INDEX items_shard_idx ON items (id_to_shard(id));
+});
+my @ids_a = insert_rows($old, 1000, 'layout A');
+usleep(20_000);
+push @ids_a, insert_rows($old, 1000, 'layout A');
+
+$old->stop;
+write_conf(layout_conf($old), $conf_b . $allow);
+my $offset = -s $old->logfile;
+my ($started, $log) = start_logged($old);
+ok($started, 'the old cluster starts with layout B and the override');
+ok(log_has($old, $offset, qr/idgen layout version 2 begins at ID \d+/),
+	'the log says where version 2 begins');
+my ($cut) = slurp_file($old->logfile, $offset) =~
+  /idgen layout version 2 begins at ID (\d+)/;
+$cut //= 0;
+ok( log_has(
+		$old, $offset,
+		qr/idgen recorded 1 layout version\(s\) in database "postgres"/),
+	'the "idgen layouts" worker records version 2 in the database');
+my @ids_b = insert_rows($old, 1000, 'layout B');
+usleep(20_000);
+push @ids_b, insert_rows($old, 1000, 'layout B');
+check_ids(\@all_ids, 'the old cluster');
+ok(max_id(\@ids_a) < $cut && min_id(\@ids_b) >= $cut,
+	'layout A IDs are below the cut-over, layout B IDs at or above it');
+
+my $n_a = scalar(@ids_a);
+my $n_b = scalar(@ids_b);
+my $max_old = max_id(\@all_ids);
+my $top = '9223372036854775807';
+is(misdecoded($old, 0, $cut, 12, 10, 5, 1), "0|$n_a",
+	'the old cluster: old IDs decode by layout A, version 1');
+is(misdecoded($old, $cut, $top, 13, 9, 5000, 2), "0|$n_b",
+	'the old cluster: new IDs decode by layout B, version 2');
+my $decoded  = decodes($old, $max_old);
+my $history  = $old->safe_psql('postgres', $history_sql);
+my $db_copy  = $old->safe_psql('postgres', $copy_sql);
+is($history =~ tr/\n//, 1, 'the old cluster\'s history has two versions');
+note "old history:\n$history\nold database copy:\n$db_copy";
+
+write_conf(layout_conf($old), $conf_b);
+$old->stop;
+
+# --------------------------------------------------------------------------
+# pg_upgrade into a new cluster of layout B; the old cluster's files copied.
+
+my $new = new_node('new');
+write_conf(layout_conf($new), $conf_b);
+my $upgrade_log = pg_upgrade($old, $new, 'into a new cluster');
+note "what the servers logged of idgen during pg_upgrade:\n$upgrade_log";
+unlike($upgrade_log, qr/ERROR|PANIC/,
+	'into a new cluster: no ERROR from the servers pg_upgrade ran');
+
+foreach my $f ('idgen.state', 'idgen.layouts')
+{
+	ok(-f $old->data_dir . "/$f", "the old cluster has $f");
+	copy($old->data_dir . "/$f", $new->data_dir . "/$f")
+	  or die "could not copy $f: $!";
+}
+write_conf(layout_conf($new), $conf_b . $foreign);
+($started, $log) = start_logged($new);
+ok($started, 'the new cluster starts with the old files and idgen.allow_foreign_state');
+like($log, qr/idgen state file "idgen.state" was written by another cluster/,
+	'it says the state file is the other cluster\'s');
+
+sub check_decoding
+{
+	my ($node, $what) = @_;
+	# ok(), not is(): a mismatch would print thousands of lines
+	my $now = decodes($node, $max_old);
+	ok($now eq $decoded,
+		"$what: every old row decodes exactly as on the old cluster");
+	if ($now ne $decoded)
+	{
+		my @was = split /\n/, $decoded;
+		my @is  = split /\n/, $now;
+		my @diff = grep { ($was[$_] // '') ne ($is[$_] // '') } 0 .. $#was;
+		diag(scalar(@diff) . ' rows differ; the first: ' . ($was[ $diff[0] ] // '')
+			  . ' now ' . ($is[ $diff[0] ] // '')) if @diff;
+	}
+	is(misdecoded($node, 0, $cut, 12, 10, 5, 1), "0|$n_a",
+		"$what: old IDs decode by layout A, version 1");
+	is(misdecoded($node, $cut, $max_old + 1, 13, 9, 5000, 2), "0|$n_b",
+		"$what: IDs minted after the change decode by layout B, version 2");
+	is( $node->safe_psql(
+			'postgres',
+			'SELECT count(*) FROM items WHERE shard IS DISTINCT FROM id_to_shard(id)'),
+		'0',
+		"$what: the stored generated column equals id_to_shard(id)");
+	my $by_index = 'SET enable_seqscan = off; SET enable_bitmapscan = off;';
+	my $by_seq =
+	  'SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
+	like( $node->safe_psql(
+			'postgres',
+			"$by_index EXPLAIN (COSTS OFF) SELECT count(*) FROM items WHERE id_to_shard(id) = 5"),
+		qr/items_shard_idx/,
+		"$what: the plan uses the expression index");
+	is( $node->safe_psql(
+			'postgres', "$by_index
+SELECT (SELECT count(*) FROM items WHERE id_to_shard(id) = 5),
+	   (SELECT count(*) FROM items WHERE id_to_shard(id) = 5000 AND id <= $max_old)"),
+		"$n_a|$n_b",
+		"$what: by the expression index, shard 5 holds the old rows, shard 5000 the new");
+	is( $node->safe_psql(
+			'postgres', "$by_seq
+SELECT (SELECT count(*) FROM items WHERE id_to_shard(id) = 5),
+	   (SELECT count(*) FROM items WHERE id_to_shard(id) = 5000 AND id <= $max_old)"),
+		"$n_a|$n_b",
+		"$what: by a seq scan too");
+	return;
+}
+
+check_decoding($new, 'the new cluster');
+is($new->safe_psql('postgres', $history_sql),
+	$history, 'the new cluster\'s layout history is the old one\'s');
+is($new->safe_psql('postgres', $copy_sql),
+	$db_copy, 'the database\'s copy came with the upgraded data, unchanged');
+
+my @fresh = insert_rows($new, 100, 'the new cluster');
+ok(min_id(\@fresh) > $max_old, 'the new cluster\'s IDs are above every old ID');
+is(misdecoded($new, $max_old + 1, $top, 13, 9, 5000, 2), "0|100",
+	'the new cluster\'s IDs decode by layout B, version 2');
+check_ids(\@all_ids, 'across the upgrade');
+
+# Without the override from here: the files are the cluster's own now.
+write_conf(layout_conf($new), $conf_b);
+$new->restart;
+check_decoding($new, 'the new cluster, restarted');
+$new->stop;
+
+# --------------------------------------------------------------------------
+# pg_upgrade into a third cluster, the files forgotten.
+
+my $third = new_node('third');
+write_conf(layout_conf($third), $conf_b);
+$upgrade_log = pg_upgrade($old, $third, 'without the files');
+note "what the servers logged of idgen during pg_upgrade:\n$upgrade_log";
+($started, $log) = start_logged($third);
+ok($started, 'the third cluster starts');
+note "the third cluster's history: "
+  . $third->safe_psql('postgres',
+	'SELECT string_agg(format($$%s %s %s %s assumed %s$$, version, shard_bits, sequence_bits, first_id, assumed), $$; $$) FROM idgen_layout_history()'
+  );
+note "the third cluster's start logged:\n$log";
+# a marker (a version the third server began) would be recorded by now
+usleep(2_000_000);
+is($third->safe_psql('postgres', $copy_sql),
+	$db_copy, 'without the files: the database\'s copy is as it came, no marker');
+
+# Every decoder refuses; none answers by the third server's history.
+foreach my $f ('id_to_timestamp', 'id_to_shard', 'id_to_sequence',
+	'id_to_layout_version', 'idgen_decode')
+{
+	my ($ret, $err) =
+	  psql_fails($third, "SELECT $f(id) FROM items ORDER BY id LIMIT 1");
+	isnt($ret, 0, "without the files: $f() fails");
+	like($err, qr/this database's layout history does not match the server's/,
+		"without the files: $f() says the histories do not match");
+}
+my ($ret, $err) = psql_fails($third, 'INSERT INTO items DEFAULT VALUES');
+isnt($ret, 0,
+	'without the files: a row whose generated column decodes is refused');
+like($err, qr/does not match the server's/, 'for the same reason');
+is( $third->safe_psql(
+		'postgres', 'SELECT count(*) FROM idgen_layout_history() WHERE used_here'),
+	'0',
+	'without the files: no version of the server\'s history is used here');
+
+# The way out the hint gives: a version of the third server's above them.
+my $adopted = $third->safe_psql('postgres',
+	"SELECT idgen_layout_adopt((SELECT max(id) FROM items))");
+is($adopted, '3', 'idgen_layout_adopt() begins version 3 of the database\'s history');
+check_decoding($third, 'without the files, after idgen_layout_adopt()');
+my @third_ids = insert_rows($third, 100, 'the third cluster');
+ok(min_id(\@third_ids) > $max_old,
+	'the third cluster\'s IDs are above every old ID');
+is( $third->safe_psql(
+		'postgres',
+		"SELECT count(*) FILTER (WHERE id_to_layout_version(id) = 3
+									AND id_to_shard(id) = 5000), count(*)
+		   FROM items WHERE id > $max_old"),
+	'100|100',
+	'and decode by layout B, as version 3');
+$third->stop;
+
+done_testing();
