@@ -977,7 +977,14 @@ fence_log_history(void)
 						   added->shard_bits, added->sequence_bits,
 						   timestamptz_to_str(idgen_ms_to_timestamptz((int64) (added->first_id >> low_bits()))))));
 	}
-	if (added || history_taken_over)
+	/*
+	 * Each database's copy, for the dumps, and its marker where one fits:
+	 * after a version was appended, a history taken over, or a pg_upgrade
+	 * that brought databases whose copies name the old cluster's history.
+	 * Not while pg_upgrade itself runs the server: a connection to a
+	 * database would stop it dropping or creating one.
+	 */
+	if (!IsBinaryUpgrade)
 	{
 		IdgenLayoutVersion here;
 
@@ -986,8 +993,7 @@ fence_log_history(void)
 		here.shard_bits = idgen_layout.shard_bits;
 		here.sequence_bits = idgen_layout.sequence_bits;
 		here.first_id = (uint64) Max(idgen_generator_ms(), idgen_wall_ms()) << low_bits();
-		/* each database's copy, for the dumps, and its marker if it needs one */
-		idgen_versions_launch_sync(&here);
+		idgen_versions_launch_sync(&here, added != NULL || history_taken_over);
 	}
 }
 

@@ -681,13 +681,14 @@ layouts_worker(BackgroundWorker *worker, Oid dboid)
 }
 
 /*
- * After a start that began a version, or took a history other than the one
- * the databases were copied from, the copy in every database: one worker
- * lists the databases, then starts one per database in turn.  bgw_extra
- * carries where the server stands, for the markers.
+ * At each start of the fence worker, the copy in every database: one
+ * worker lists the databases, then starts one per database in turn; most
+ * find nothing to record.  bgw_extra carries where the server stands, for
+ * the markers.  needed: a version was appended or the history taken over,
+ * so that failing to start is worth a WARNING.
  */
 void
-idgen_versions_launch_sync(const IdgenLayoutVersion *here)
+idgen_versions_launch_sync(const IdgenLayoutVersion *here, bool needed)
 {
 	BackgroundWorker worker;
 
@@ -696,7 +697,7 @@ idgen_versions_launch_sync(const IdgenLayoutVersion *here)
 					 "a layout version fits in bgw_extra");
 	memcpy(worker.bgw_extra, here, sizeof(*here));
 	if (!RegisterDynamicBackgroundWorker(&worker, NULL))
-		ereport(WARNING,
+		ereport(needed ? WARNING : LOG,
 				(errmsg("could not start the \"idgen layouts\" worker"),
 				 errhint("Raise \"%s\", or run SELECT idgen_layout_record() in each database with idgen.",
 						 "max_worker_processes")));

@@ -42,7 +42,8 @@ extern bool idgen_versions_after_write(Oid relid, bool insert,
 /* The database's history and the server's agree, as last derived here. */
 extern bool idgen_database_history_ok;
 
-extern void idgen_versions_launch_sync(const IdgenLayoutVersion *here);
+extern void idgen_versions_launch_sync(const IdgenLayoutVersion *here,
+									   bool needed);
 
 extern PGDLLEXPORT void idgen_layouts_worker_main(Datum main_arg);
 

@@ -13,10 +13,14 @@
 #    expression index still agree with the decoders, the new server's
 #    history is the old one's, and its new IDs are above every old one and
 #    decode by B;
-#  - without the files, the upgraded database's history is not one the
-#    new server began: every decoder refuses, loudly, rather than decode
-#    old IDs by the new server's history; idgen_layout_adopt() then begins
-#    the server's layout above them and old IDs decode as minted.
+#  - without the files, and with the old cluster's last layout, the
+#    "idgen layouts" worker leaves a marker where the new server begins,
+#    and every ID decodes as minted;
+#  - without the files, with another layout, the upgraded database's
+#    history is not one the new server began: every decoder refuses,
+#    loudly, rather than decode old IDs by the new server's history;
+#    idgen_layout_adopt() then begins the server's layout above them and
+#    old IDs decode as minted.
 
 use strict;
 use warnings;
@@ -277,48 +281,24 @@ check_decoding($new, 'the new cluster, restarted');
 $new->stop;
 
 # --------------------------------------------------------------------------
-# pg_upgrade into a third cluster, the files forgotten.
+# pg_upgrade into a third cluster, the files forgotten, with the old
+# cluster's last layout: the "idgen layouts" worker leaves the marker where
+# the third server begins, and every ID decodes as minted.
 
 my $third = new_node('third');
 write_conf(layout_conf($third), $conf_b);
 $upgrade_log = pg_upgrade($old, $third, 'without the files');
 note "what the servers logged of idgen during pg_upgrade:\n$upgrade_log";
+my $offset = -s $third->logfile;
 ($started, $log) = start_logged($third);
 ok($started, 'the third cluster starts');
-note "the third cluster's history: "
-  . $third->safe_psql('postgres',
-	'SELECT string_agg(format($$%s %s %s %s assumed %s$$, version, shard_bits, sequence_bits, first_id, assumed), $$; $$) FROM idgen_layout_history()'
-  );
-note "the third cluster's start logged:\n$log";
-# a marker (a version the third server began) would be recorded by now
-usleep(2_000_000);
-is($third->safe_psql('postgres', $copy_sql),
-	$db_copy, 'without the files: the database\'s copy is as it came, no marker');
-
-# Every decoder refuses; none answers by the third server's history.
-foreach my $f ('id_to_timestamp', 'id_to_shard', 'id_to_sequence',
-	'id_to_layout_version', 'idgen_decode')
-{
-	my ($ret, $err) =
-	  psql_fails($third, "SELECT $f(id) FROM items ORDER BY id LIMIT 1");
-	isnt($ret, 0, "without the files: $f() fails");
-	like($err, qr/this database's layout history does not match the server's/,
-		"without the files: $f() says the histories do not match");
-}
-my ($ret, $err) = psql_fails($third, 'INSERT INTO items DEFAULT VALUES');
-isnt($ret, 0,
-	'without the files: a row whose generated column decodes is refused');
-like($err, qr/does not match the server's/, 'for the same reason');
-is( $third->safe_psql(
-		'postgres', 'SELECT count(*) FROM idgen_layout_history() WHERE used_here'),
-	'0',
-	'without the files: no version of the server\'s history is used here');
-
-# The way out the hint gives: a version of the third server's above them.
-my $adopted = $third->safe_psql('postgres',
-	"SELECT idgen_layout_adopt((SELECT max(id) FROM items))");
-is($adopted, '3', 'idgen_layout_adopt() begins version 3 of the database\'s history');
-check_decoding($third, 'without the files, after idgen_layout_adopt()');
+ok( log_has($third, $offset,
+		qr/idgen recorded 1 layout version\(s\) in database "postgres"/),
+	'without the files, the same layout: a marker is recorded');
+is( $third->safe_psql('postgres',
+		'SELECT count(*), bool_and(shard_bits = 13 AND sequence_bits = 9) FROM idgen_layout_versions WHERE version = 3'),
+	'1|t', 'version 3 of the database\'s copy is the third server\'s, of layout B');
+check_decoding($third, 'without the files, after the marker');
 my @third_ids = insert_rows($third, 100, 'the third cluster');
 ok(min_id(\@third_ids) > $max_old,
 	'the third cluster\'s IDs are above every old ID');
@@ -330,5 +310,49 @@ is( $third->safe_psql(
 	'100|100',
 	'and decode by layout B, as version 3');
 $third->stop;
+
+# --------------------------------------------------------------------------
+# pg_upgrade into a fourth cluster, the files forgotten, with another
+# layout: nothing tells old IDs from the server's, and every decoder
+# refuses until idgen_layout_adopt().
+
+my $conf_c = "idgen.epoch = '2025-06-01 00:00:00+00'\nidgen.shard_bits = 10\n"
+  . "idgen.sequence_bits = 12\nidgen.shard_id = 300\n";
+my $fourth = new_node('fourth');
+write_conf(layout_conf($fourth), $conf_c);
+$upgrade_log = pg_upgrade($old, $fourth, 'without the files, another layout');
+($started, $log) = start_logged($fourth);
+ok($started, 'the fourth cluster starts');
+usleep(2_000_000);
+is($fourth->safe_psql('postgres', $copy_sql),
+	$db_copy, 'another layout: the database\'s copy is as it came, no marker');
+foreach my $f ('id_to_timestamp', 'id_to_shard', 'id_to_sequence',
+	'id_to_layout_version', 'idgen_decode')
+{
+	my ($ret, $err) =
+	  psql_fails($fourth, "SELECT $f(id) FROM items ORDER BY id LIMIT 1");
+	isnt($ret, 0, "another layout: $f() fails");
+	like($err, qr/this database's layout history does not match the server's/,
+		"another layout: $f() says the histories do not match");
+}
+my ($ret, $err) = psql_fails($fourth, 'INSERT INTO items DEFAULT VALUES');
+isnt($ret, 0, 'another layout: a row is refused');
+like($err, qr/does not match the server's/, 'for the same reason');
+
+my $adopted = $fourth->safe_psql('postgres',
+	"SELECT idgen_layout_adopt((SELECT max(id) FROM items))");
+is($adopted, '3', 'idgen_layout_adopt() begins version 3 of the database\'s history');
+check_decoding($fourth, 'another layout, after idgen_layout_adopt()');
+my @fourth_ids = insert_rows($fourth, 100, 'the fourth cluster');
+ok(min_id(\@fourth_ids) > $max_old,
+	'the fourth cluster\'s IDs are above every old ID');
+is( $fourth->safe_psql(
+		'postgres',
+		"SELECT count(*) FILTER (WHERE id_to_layout_version(id) = 3
+									AND id_to_shard(id) = 300), count(*)
+		   FROM items WHERE id > $max_old"),
+	'100|100',
+	'and decode by layout C, as version 3');
+$fourth->stop;
 
 done_testing();
