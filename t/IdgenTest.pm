@@ -62,6 +62,11 @@ Everything below is exported.
                           CALL mint_for($seconds), a procedure the test
                           made, in the background (IPC::Run harness)
   minted($node)           the IDs in the node's table minted, by millisecond
+  misdecoded($node, $where, $epoch, $shard_bits, $sequence_bits, $shard [, $version])
+                          "bad|all": of the rows of table items WHERE
+                          $where, how many the decoders do not decode as
+                          that layout says from the bits (and, given, as
+                          that version of the history), and how many
   log_has($node, $offset, $regex)
                           wait up to 30 s for a line matching $regex in the
                           node's log after byte $offset; whether it came
@@ -101,6 +106,7 @@ our @EXPORT = qw(
   min_id
   slow_takes
   log_has
+  misdecoded
 );
 
 # Every ID this test saw, in the order they were minted.
@@ -394,6 +400,26 @@ sub minted
 		push @{ $ms{$ms} }, $id;
 	}
 	return \%ms;
+}
+
+sub misdecoded
+{
+	my ($node, $where, $epoch, $shard_bits, $sequence_bits, $shard, $version) = @_;
+	my $low = $shard_bits + $sequence_bits;
+	my $of_version = defined $version ? "AND id_to_layout_version(id) = $version" : '';
+	return $node->safe_psql(
+		'postgres', qq{
+SELECT count(*) FILTER (WHERE NOT (
+		id_to_timestamp(id) = '$epoch'::timestamptz + (id >> $low) * interval '1 ms'
+		AND id_to_shard(id) = (id >> $sequence_bits) & ((1 << $shard_bits) - 1)
+		AND id_to_shard(id) = $shard
+		AND id_to_sequence(id) = id & ((1 << $sequence_bits) - 1)
+		$of_version
+		AND (idgen_decode(id)).created_at = id_to_timestamp(id)
+		AND (idgen_decode(id)).shard = id_to_shard(id)
+		AND (idgen_decode(id)).sequence = id_to_sequence(id))),
+	   count(*)
+  FROM items WHERE $where});
 }
 
 sub log_has
