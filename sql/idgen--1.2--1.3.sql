@@ -85,7 +85,7 @@ CREATE TRIGGER idgen_layout_versions_changed
 
 -- Copy into idgen_layout_versions the versions this database decodes by
 -- that it lacks; the number copied.  The "idgen layouts" worker runs it in
--- every database after a start that began a version.
+-- every database at each start of the server.
 CREATE FUNCTION idgen_layout_record()
 RETURNS integer
 AS 'MODULE_PATHNAME', 'idgen_layout_record'
