@@ -988,11 +988,7 @@ fence_log_history(void)
 	{
 		IdgenLayoutVersion here;
 
-		memset(&here, 0, sizeof(here));
-		here.epoch = idgen_layout.epoch;
-		here.shard_bits = idgen_layout.shard_bits;
-		here.sequence_bits = idgen_layout.sequence_bits;
-		here.first_id = (uint64) Max(idgen_generator_ms(), idgen_wall_ms()) << low_bits();
+		idgen_version_here(&here);
 		idgen_versions_launch_sync(&here, added != NULL || history_taken_over);
 	}
 }

@@ -268,6 +268,21 @@ idgen_raise_generator(int64 ms)
 }
 
 /*
+ * The layout this node mints under, beginning where the generator or the
+ * wall clock stands, whichever is later: no ID minted so far is above it.
+ */
+void
+idgen_version_here(IdgenLayoutVersion *here)
+{
+	memset(here, 0, sizeof(*here));
+	here->epoch = idgen_layout.epoch;
+	here->shard_bits = idgen_layout.shard_bits;
+	here->sequence_bits = idgen_layout.sequence_bits;
+	here->first_id = (uint64) Max(idgen_generator_ms(), idgen_wall_ms()) <<
+		(idgen_layout.shard_bits + idgen_layout.sequence_bits);
+}
+
+/*
  * Move the generator one step, so that a minter whose compare-and-swap
  * comes later has read the state again, and return the millisecond it is
  * now at: no ID minted so far, or by a compare-and-swap that read the state

@@ -468,18 +468,6 @@ idgen_layout_history(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* The layout this server mints under, from where it stands. */
-static void
-where_this_server_stands(IdgenLayoutVersion *here)
-{
-	memset(here, 0, sizeof(*here));
-	here->epoch = idgen_layout.epoch;
-	here->shard_bits = idgen_layout.shard_bits;
-	here->sequence_bits = idgen_layout.sequence_bits;
-	here->first_id = (uint64) Max(idgen_generator_ms(), idgen_wall_ms()) <<
-		(idgen_layout.shard_bits + idgen_layout.sequence_bits);
-}
-
 /* Copy the versions the decoders use into this database's table. */
 Datum
 idgen_layout_record(PG_FUNCTION_ARGS)
@@ -487,7 +475,7 @@ idgen_layout_record(PG_FUNCTION_ARGS)
 	IdgenLayoutVersion here;
 
 	idgen_check_preloaded();
-	where_this_server_stands(&here);
+	idgen_version_here(&here);
 	PG_RETURN_INT32(idgen_versions_record(false, &here));
 }
 
@@ -535,7 +523,7 @@ idgen_layout_versions_changed(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("idgen_layout_versions_changed() must be called as an AFTER statement trigger")));
 	idgen_check_preloaded();
-	where_this_server_stands(&here);
+	idgen_version_here(&here);
 	(void) idgen_versions_after_write(RelationGetRelid(trigdata->tg_relation),
 									  TRIGGER_FIRED_BY_INSERT(trigdata->tg_event),
 									  &here);
