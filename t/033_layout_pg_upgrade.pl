@@ -268,7 +268,7 @@ my $third = new_node('third');
 write_conf(layout_conf($third), $conf_b);
 $upgrade_log = pg_upgrade($old, $third, 'without the files');
 note "what the servers logged of idgen during pg_upgrade:\n$upgrade_log";
-my $offset = -s $third->logfile;
+$offset = -s $third->logfile;
 ($started, $log) = start_logged($third);
 ok($started, 'the third cluster starts');
 ok( log_has($third, $offset,
