@@ -210,6 +210,18 @@ idgen_check_preloaded(void)
 				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server. Standbys, and any server that replays this cluster's WAL, need it too.")));
 }
 
+/* Milliseconds from an epoch as a timestamp: infinity past the last one. */
+static TimestampTz
+epoch_ms_to_timestamptz(TimestampTz epoch, int64 ms)
+{
+	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) epoch;
+
+	Assert(ms >= 0);
+	if ((uint64) ms > span_us / 1000)
+		return DT_NOEND;
+	return (TimestampTz) ((uint64) epoch + (uint64) ms * 1000);
+}
+
 /*
  * Layouts with many time bits outlast PostgreSQL's timestamps: infinity.
  * With an epoch long before 2000 (far below zero), the span from the epoch
@@ -218,12 +230,7 @@ idgen_check_preloaded(void)
 TimestampTz
 idgen_ms_to_timestamptz(int64 ms)
 {
-	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) idgen_layout.epoch;
-
-	Assert(ms >= 0);
-	if ((uint64) ms > span_us / 1000)
-		return DT_NOEND;
-	return (TimestampTz) ((uint64) idgen_layout.epoch + (uint64) ms * 1000);
+	return epoch_ms_to_timestamptz(idgen_layout.epoch, ms);
 }
 
 void
@@ -272,12 +279,7 @@ version_of(int64 id)
 TimestampTz
 idgen_version_ms_to_timestamptz(const IdgenLayoutVersion *v, int64 ms)
 {
-	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) v->epoch;
-
-	Assert(ms >= 0);
-	if ((uint64) ms > span_us / 1000)
-		return DT_NOEND;
-	return (TimestampTz) ((uint64) v->epoch + (uint64) ms * 1000);
+	return epoch_ms_to_timestamptz(v->epoch, ms);
 }
 
 TimestampTz

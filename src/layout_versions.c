@@ -412,13 +412,14 @@ idgen_versions_record(bool quiet, const IdgenLayoutVersion *here)
 	DatabaseCopy copy;
 	IdgenLayoutHistory effective;
 	const IdgenLayoutHistory *server = idgen_server_history(NULL);
+	bool		agree;
 
 	LockRelationOid(relid, ShareRowExclusiveLock);
 	read_copy(relid, &copy);
-	if (!merge(&copy, server, &effective) && here != NULL &&
-		add_marker(relid, &copy, server, here))
+	agree = merge(&copy, server, &effective);
+	if (!agree && here != NULL && add_marker(relid, &copy, server, here))
 		return 1;
-	if (!merge(&copy, server, &effective))
+	if (!agree)
 	{
 		if (!quiet)
 		{
