@@ -267,7 +267,7 @@ run_fresh()
 	debs=$cache/debs-$(suite_of "$j")
 	mkdir -p -- "$debs"
 	run=$(mktemp -d "$cache/run.XXXXXX")
-	mkdir -p -- "$run/upper" "$run/work" "$run/root"
+	mkdir -p -- "$run/upper" "$run/work" "$run/root" "$run/debs" "$run/debs-work"
 	unshare --mount --pid --fork --kill-child --propagation private -- \
 		bash -c '
 			base=$1 run=$2 debs=$3 src=$4 out=$5
@@ -278,7 +278,9 @@ run_fresh()
 				mount -t proc proc "$r/proc" &&
 				mount --rbind /dev "$r/dev" &&
 				mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm" &&
-				mount --bind "$debs" "$r/var/cache/apt/archives" &&
+				mount -t overlay overlay \
+					-o "lowerdir=$debs,upperdir=$run/debs,workdir=$run/debs-work" \
+					"$r/var/cache/apt/archives" &&
 				mkdir -p "$r/var/tmp/idgen-src" "$r/var/tmp/idgen-out" &&
 				mount --bind "$src" "$r/var/tmp/idgen-src" &&
 				mount --bind "$out" "$r/var/tmp/idgen-out" || exit 1
@@ -297,8 +299,22 @@ run_fresh()
 				HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${ca[@]}" "$@"
 		' run_fresh "$base" "$run" "$debs" "$src" "$out" "$@" || rc=$?
 	check_unmounted "$run"
+	keep_debs "$run/debs" "$debs"
 	rm -rf -- "$run"
 	return $rc
+}
+
+# keep_debs UPPER CACHE: the .debs a run downloaded (its overlay's upper
+# layer) into the shared cache.  Each root sees the cache through an overlay
+# of its own, so that two jobs of one Debian release never contend for apt's
+# lock on it; a rename is atomic, so the same file kept by both is whole.
+keep_debs()
+{
+	local f
+	for f in "$1"/*.deb; do
+		[ -f "$f" ] || continue
+		[ -e "$2/${f##*/}" ] || mv -f -- "$f" "$2/" || true
+	done
 }
 
 # copy_tree DIR: the tree, without build outputs, into DIR
@@ -442,27 +458,120 @@ bases_seconds=$SECONDS
 logs=$(mktemp -d "${TMPDIR:-/tmp}/idgen-matrix.XXXXXX")
 idgen_on_exit rm -rf -- "$logs"
 
-declare -A status=() seconds=()
+# ---- jobs side by side -------------------------------------------------------
+# A job spends most of its time waiting (servers starting, leases expiring,
+# clocks passing), so IDGEN_MATRIX_PARALLEL jobs (2) run at once, each in its
+# own fresh root with its own output file, longest first so that the short
+# ones fill the end.  Jobs share nothing but the download caches, and each
+# root sees those through an overlay of its own (run_fresh).  The Citus
+# jobs listen on 127.0.0.1, the only suites that do: two roots share one
+# network, and PostgreSQL::Test::Cluster can only keep its own nodes' ports
+# apart, so those two never run at once.
+parallel=${IDGEN_MATRIX_PARALLEL:-2}
+[[ $parallel =~ ^[1-9][0-9]*$ ]] || idgen_die "IDGEN_MATRIX_PARALLEL must be a positive number, not '$parallel'"
+longest_first=(18 19 17 15 deb citus17 citus18 pgxn)
+
+# uses_tcp JOB: whether JOB's suites listen on 127.0.0.1
+uses_tcp()
+{
+	case $1 in citus*) return 0 ;; esac
+	return 1
+}
+
+queue=()
+for j in "${longest_first[@]}"; do
+	case " ${jobs[*]} " in *" $j "*) queue+=("$j") ;; esac
+done
 for j in "${jobs[@]}"; do
-	printf '\n########## %s (PostgreSQL %s, %s) ##########\n' "$j" "$(version_of "$j")" "$(suite_of "$j")"
-	start=$SECONDS
+	case " ${queue[*]} " in *" $j "*) ;; *) queue+=("$j") ;; esac
+done
+
+# start_job JOB: JOB in the background, its output in $logs/JOB.out
+declare -A status=() seconds=() started=() pid_job=()
+start_job()
+{
+	local j=$1 pid
 	mkdir -p -- "$logs/$j"
-	if run_job "$j" "$logs/$j" 2>&1 | tee "$logs/$j.out"; then
+	started[$j]=$SECONDS
+	(
+		idgen_on_exit_reset
+		run_job "$j" "$logs/$j" >"$logs/$j.out" 2>&1
+	) &
+	pid=$!
+	pid_job[$pid]=$j
+	idgen_log "$j (PostgreSQL $(version_of "$j"), $(suite_of "$j")) started, output in $logs/$j.out"
+}
+
+# next_job: the first queued job that may run beside those running, or none
+next_job()
+{
+	local j p running_tcp=0
+	for p in "${!pid_job[@]}"; do
+		uses_tcp "${pid_job[$p]}" && running_tcp=1
+	done
+	for j in "${queue[@]}"; do
+		if [ "$running_tcp" = 1 ] && uses_tcp "$j"; then
+			continue
+		fi
+		echo "$j"
+		return 0
+	done
+}
+
+# finish_job PID RC: record the job and print its whole output, in one piece
+finish_job()
+{
+	local pid=$1 rc=$2 j
+	j=${pid_job[$pid]}
+	unset "pid_job[$pid]"
+	if [ "$rc" -eq 0 ]; then
 		status[$j]=PASS
 	else
 		status[$j]=FAIL
 	fi
-	seconds[$j]=$((SECONDS - start))
+	seconds[$j]=$((SECONDS - ${started[$j]}))
 	check_unmounted "$logs/$j"
 	rm -rf -- "${logs:?}/$j"
+	printf '\n########## %s (PostgreSQL %s, %s): %s in %d s ##########\n' \
+		"$j" "$(version_of "$j")" "$(suite_of "$j")" "${status[$j]}" "${seconds[$j]}"
+	cat -- "$logs/$j.out"
+}
+
+# an interrupted matrix takes its jobs with it (their roots' processes die
+# with them: run_fresh's unshare --kill-child)
+stop_jobs()
+{
+	local p
+	for p in "${!pid_job[@]}"; do
+		pkill -TERM -P "$p" 2>/dev/null || true
+		kill -TERM "$p" 2>/dev/null || true
+	done
+}
+idgen_on_exit stop_jobs
+
+while [ ${#queue[@]} -gt 0 ] || [ ${#pid_job[@]} -gt 0 ]; do
+	while [ ${#pid_job[@]} -lt "$parallel" ] && [ ${#queue[@]} -gt 0 ]; do
+		j=$(next_job)
+		[ -n "$j" ] || break
+		start_job "$j"
+		rest=()
+		for q in "${queue[@]}"; do
+			[ "$q" = "$j" ] || rest+=("$q")
+		done
+		queue=("${rest[@]}")
+	done
+	rc=0
+	wait -n -p done_pid "${!pid_job[@]}" || rc=$?
+	finish_job "$done_pid" "$rc"
 done
 
 # One table: for each job, each suite's result and how many tests it ran,
 # read from the summary its script printed.
 printf '\n########## matrix summary ##########\n'
-pass=0 fail=0
+pass=0 fail=0 job_seconds=0
 for j in "${jobs[@]}"; do
 	printf '%s (PostgreSQL %s, %s, %d s): %s\n' "$j" "$(version_of "$j")" "$(suite_of "$j")" "${seconds[$j]}" "${status[$j]}"
+	job_seconds=$((job_seconds + ${seconds[$j]}))
 	out=$(sed -n '/^===== summary/,$p' "$logs/$j.out")
 	summary=$(grep -E '^  [a-z]+ +(PASS|FAIL|SKIP)' <<<"$out" || true)
 	if [ -z "$summary" ]; then
@@ -484,6 +593,6 @@ for j in "${jobs[@]}"; do
 	fi
 done
 echo
-echo "matrix took $SECONDS s, $bases_seconds s of them making the pristine bases"
+echo "matrix took $SECONDS s: $bases_seconds s making the pristine bases, then the jobs, $parallel at a time, in $((SECONDS - bases_seconds)) s ($job_seconds s of jobs in all)"
 echo "matrix: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -34,6 +34,10 @@
 #	                             keeps the work tree anyway, and says where)
 #	PROVE_TESTS="t/010_x.pl"     run only these perl TAP files
 #	PROVE_FLAGS="--verbose"      extra flags for prove
+#	IDGEN_TAP_JOBS=4             TAP files run at once (prove -j): each
+#	                             file's nodes have their own ports and
+#	                             directories, and most of a file's time is
+#	                             spent waiting, not computing
 
 set -euo pipefail
 
@@ -187,9 +191,11 @@ if wanted isolation; then
 fi
 
 # ---- perl TAP (PostgreSQL::Test::Cluster) ------------------------------------
-prove_args=()
+tap_jobs=${IDGEN_TAP_JOBS:-4}
+[[ $tap_jobs =~ ^[1-9][0-9]*$ ]] || idgen_die "IDGEN_TAP_JOBS must be a positive number, not '$tap_jobs'"
+prove_flags="-j$tap_jobs --timer${PROVE_FLAGS:+ $PROVE_FLAGS}"
+prove_args=("PROVE_FLAGS=$prove_flags")
 [ -z "${PROVE_TESTS:-}" ] || prove_args+=("PROVE_TESTS=$PROVE_TESTS")
-[ -z "${PROVE_FLAGS:-}" ] || prove_args+=("PROVE_FLAGS=$PROVE_FLAGS")
 if wanted tap; then
 	if [ -z "$(makevar TAP_TESTS)" ] || ! compgen -G 't/*.pl' >/dev/null; then
 		result[tap]=SKIP
@@ -225,8 +231,7 @@ if wanted citus; then
 		# PROVE_TESTS picks files of this suite only when it names some
 		citus_tests='t/citus/*.pl'
 		case " ${PROVE_TESTS:-} " in *" t/citus/"*) citus_tests=$PROVE_TESTS ;; esac
-		citus_args=("PROVE_TESTS=$citus_tests")
-		[ -z "${PROVE_FLAGS:-}" ] || citus_args+=("PROVE_FLAGS=$PROVE_FLAGS")
+		citus_args=("PROVE_TESTS=$citus_tests" "PROVE_FLAGS=$prove_flags")
 		if ! run_make citus REGRESS= ISOLATION= "${citus_args[@]}"; then
 			result[citus]=FAIL
 			for f in "$work"/tmp_check/log/regress_log_*; do

@@ -158,6 +158,9 @@ sub standby_down
 	$primary->wait_for_catchup($standby);
 	my $fs = $standby->safe_psql('postgres', 'SELECT fence FROM idgen_stats');
 	$standby->stop;
+	# The fence moves on while the standby stops; what the primary has
+	# published once it is down is what the standby last flushed.
+	my $fp_down = $primary->safe_psql('postgres', 'SELECT fence FROM idgen_stats');
 
 	my $t0 = time;
 	my ($ret, $stderr) = psql_fails(
@@ -177,7 +180,7 @@ SELECT count(idgen_next()) FROM (SELECT pg_sleep(0.01) FROM generate_series(1, 4
 	ok($took < 20, sprintf("$what: the caller gave up after %.1f s", $took));
 	is( $primary->safe_psql(
 			'postgres',
-			"SELECT max_wait_errors > 0, id_to_timestamp(last_id) < '$fs' FROM idgen_stats"
+			"SELECT max_wait_errors > 0, id_to_timestamp(last_id) < '$fp_down' FROM idgen_stats"
 		),
 		't|t',
 		"$what: max_wait_errors counts it; no ID reached the standby's fence");
@@ -186,6 +189,9 @@ SELECT count(idgen_next()) FROM (SELECT pg_sleep(0.01) FROM generate_series(1, 4
 	is( $standby->safe_psql('postgres', "SELECT fence >= '$fs' FROM idgen_stats"),
 		't',
 		"$what: the restarted standby has the fence from its state file");
+	ok( $standby->poll_query_until(
+			'postgres', "SELECT fence >= '$fp_down' FROM idgen_stats"),
+		"$what: and, once it has replayed its WAL, every fence the primary published");
 	standby_is_sync("$what: the synchronous standby is back");
 	push @old, mint_on($primary, 1000);
 	ok( $standby->poll_query_until(
