@@ -64,10 +64,14 @@ static const char *const table_owner_sql =
 
 /*
  * Guards on the rows, installed by the servers (in one transaction, when
- * a session finds them missing): whatever an UPDATE by hand says,
- * stamped_until never decreases below any valid_until the row ever held,
- * except in a give-back by the holder itself (the session names it in
- * idgen_lease.giving_back), which names the last millisecond it stamped;
+ * a session finds them missing or of an older version): whatever an UPDATE
+ * by hand says, stamped_until never decreases below any valid_until the row
+ * ever held, except in a give-back by the holder itself, which names the
+ * last millisecond it stamped.  A give-back is a session that names the
+ * holder in idgen_lease.giving_back and may act as the table's owner (the
+ * servers' role, or a superuser): anyone may set a placeholder, and anyone
+ * who can read the row knows the holder's token, so a role granted UPDATE
+ * alone would otherwise move the bound under a live holder;
  * previous_until never decreases under one owner, and a new owner's is at
  * least the old row's valid_until and stamped_until; rows are never
  * deleted, nor the table truncated.  So a taker's floor,
@@ -84,8 +88,11 @@ static const char *const guard_sql[] = {
 	"            MESSAGE = 'the shard of a row of public.idgen_lease never changes',\n"
 	"            HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...';\n"
 	"    END IF;\n"
+	"    -- idgen lease guard, version 2\n"
 	"    IF NEW.owner IS NULL AND OLD.owner IS NOT NULL\n"
-	"       AND OLD.owner = current_setting('idgen_lease.giving_back', true) THEN\n"
+	"       AND OLD.owner = current_setting('idgen_lease.giving_back', true)\n"
+	"       AND pg_has_role((SELECT relowner FROM pg_class WHERE oid = TG_RELID),\n"
+	"                       'MEMBER') THEN\n"
 	"        -- its holder gives it back, up to the last millisecond it stamped,\n"
 	"        -- above the floor it started from\n"
 	"        NEW.stamped_until := GREATEST(NEW.valid_until, OLD.previous_until);\n"
@@ -118,7 +125,10 @@ static const char *const guard_sql[] = {
 	NULL
 };
 
-/* The guards are there and enabled (a registry of 1.1 has none). */
+/*
+ * The guards are there, enabled and of this version (a registry of 1.1 has
+ * none; one of 1.3 has a guard that lets anyone give a lease back).
+ */
 static const char *const guards_present_sql =
 "SELECT (SELECT count(*) FROM pg_catalog.pg_trigger AS t "
 "JOIN pg_catalog.pg_proc AS p ON p.oid = t.tgfoid "
@@ -127,7 +137,9 @@ static const char *const guards_present_sql =
 "AND t.tgenabled = 'O' AND n.nspname = 'public' AND "
 "(t.tgname, p.proname) IN (('idgen_lease_guard', 'idgen_lease_guard'), "
 "('idgen_lease_no_delete', 'idgen_lease_refuse'), "
-"('idgen_lease_no_truncate', 'idgen_lease_refuse'))) = 3 "
+"('idgen_lease_no_truncate', 'idgen_lease_refuse')) "
+"AND (p.proname <> 'idgen_lease_guard' "
+"OR p.prosrc LIKE '%idgen lease guard, version 2%')) = 3 "
 "AND EXISTS (SELECT FROM pg_catalog.pg_attribute "
 "WHERE attrelid = pg_catalog.to_regclass('public.idgen_lease') "
 "AND attname = 'stamped_until' AND NOT attisdropped)";
@@ -571,7 +583,7 @@ check_guards(int64 deadline, char **error)
 			return true;
 		if (attempt > 0)
 		{
-			*error = psprintf("the triggers that guard the rows of \"%s\" are not there, or not enabled, after this server installed them",
+			*error = psprintf("the triggers that guard the rows of \"%s\" are not there, not enabled or not of this version, after this server installed them",
 							  "public.idgen_lease");
 			idgen_registry_close();
 			return false;

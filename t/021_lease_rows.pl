@@ -12,11 +12,15 @@
 #  - frees the row with every bound in it moved a minute back,
 #  - names the other server as owner under the live holder (it takes
 #    over, above what the holder stamped; the holder stops at its next
-#    renewal).
+#    renewal),
+#  - as a role granted only SELECT and UPDATE on the table, frees the row
+#    with its bound a minute back, naming the live holder in
+#    idgen_lease.giving_back as a give-back does (the bound stays: only
+#    the table's owner or a superuser gives a lease back).
 #
 # Their IDs of shard 5 must never share a millisecond.  TRUNCATE is
 # refused too.  The registry starts with a table of 1.1, without the
-# guards, which the servers add.
+# guards, which the servers add; a guard of an older version is replaced.
 
 use strict;
 use warnings;
@@ -181,6 +185,47 @@ scenario(
 			  . "stamped_until = now() - interval '1 min', "
 			  . "previous_until = NULL WHERE shard = 5");
 	});
+
+# The holder's token is in the row and anyone may set a placeholder: a
+# role that may only read and update the table must not pass for the
+# holder giving its lease back.
+reg(<<'EOS');
+CREATE ROLE app LOGIN;
+GRANT SELECT, UPDATE ON public.idgen_lease TO app;
+EOS
+scenario(
+	'a give-back spoofed by a role granted UPDATE',
+	sub {
+		# the row locked, so that the holder renews neither before nor after
+		# the bound is read
+		my $kept = reg(<<'EOS');
+BEGIN;
+SET ROLE app;
+SELECT set_config('idgen_lease.giving_back', owner, false),
+       set_config('test.floor', GREATEST(valid_until, stamped_until)::text, false)
+  FROM public.idgen_lease WHERE shard = 5 FOR UPDATE;
+UPDATE public.idgen_lease
+   SET owner = NULL, valid_until = now() - interval '1 min' WHERE shard = 5
+RETURNING GREATEST(valid_until, stamped_until)
+          >= current_setting('test.floor')::timestamptz;
+COMMIT;
+EOS
+		is( (split /\n/, $kept)[-1],
+			't',
+			'a spoofed give-back leaves the bound where the holder had it');
+	});
+
+# A guard of an older version (1.3's let anyone give a lease back) is
+# replaced at the next round.
+reg(<<'EOS');
+SET ROLE idgen;
+CREATE OR REPLACE FUNCTION public.idgen_lease_guard() RETURNS trigger
+LANGUAGE plpgsql AS $f$ BEGIN RETURN NEW; END $f$;
+EOS
+ok( $registry->poll_query_until('leases',
+		"SELECT prosrc LIKE '%idgen lease guard, version 2%' FROM pg_proc "
+		  . "WHERE oid = 'public.idgen_lease_guard()'::regprocedure"),
+	'the servers replace a guard of an older version');
 
 {
 	my ($ret, $out, $err) =
