@@ -597,6 +597,18 @@ recover_fence_ms(const ControlFileData *ctl, const IdgenStateFile *file,
 }
 
 /*
+ * A timestamp as text, copied: timestamptz_to_str() returns one static
+ * buffer, and the arguments of one errdetail() are evaluated in no set
+ * order, so two calls in it would print one time twice.  A call of this is
+ * a function body, never interleaved with another argument's.
+ */
+static char *
+timestamp_text(TimestampTz t)
+{
+	return pstrdup(timestamptz_to_str(t));
+}
+
+/*
  * idgen.layout_change_at in this layout's milliseconds, or -1 when it is not
  * set: where a change begins its version.  ERROR when the layout cannot
  * have it.
@@ -615,9 +627,9 @@ change_at_ms(void)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" is outside the new layout", "idgen.layout_change_at"),
 				 errdetail("It is %s; the layout runs from %s to %s.",
-						   pstrdup(timestamptz_to_str(at)),
-						   pstrdup(timestamptz_to_str(idgen_layout.epoch)),
-						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms())))));
+						   timestamp_text(at),
+						   timestamp_text(idgen_layout.epoch),
+						   timestamp_text(idgen_ms_to_timestamptz(idgen_max_ms())))));
 	return ms;
 }
 
@@ -674,6 +686,22 @@ idgen_fence_recover(void)
 				 errdetail("The new layout can begin at %s at the earliest.",
 						   timestamptz_to_str(idgen_ms_to_timestamptz(start_ms))),
 				 errhint("Set a later instant: after every node that shares tables with this one stopped minting under the old layout.")));
+
+	/*
+	 * Nor far ahead: the version's first ID raises the generator, durably,
+	 * and nothing mints until the clock gets there; a wrong year would stop
+	 * minting for a year, whatever was configured afterwards.  Bounded as
+	 * idgen_advance_past() is.
+	 */
+	if (!is_configured(last) && change_at_ms() >= 0 &&
+		change_at_ms() - idgen_wall_ms() > idgen_max_advance)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is too far ahead of the wall clock", "idgen.layout_change_at"),
+				 errdetail("It is " INT64_FORMAT " ms ahead; \"%s\" is %d ms.  This server would mint nothing until then.",
+						   change_at_ms() - idgen_wall_ms(), "idgen.max_advance", idgen_max_advance),
+				 errhint("Check the instant, its year and time zone; to begin the new layout that far ahead on purpose, raise \"%s\" in postgresql.conf.",
+						 "idgen.max_advance")));
 	return start_ms;
 }
 
@@ -782,9 +810,9 @@ redo_history(XLogReaderState *record)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idgen layout changed on the primary"),
 				 errdetail("Its version %d is epoch %s, shard_bits %d, sequence_bits %d; this server is configured with epoch %s, shard_bits %d, sequence_bits %d.",
-						   replayed.nversions, pstrdup(timestamptz_to_str(last->epoch)),
+						   replayed.nversions, timestamp_text(last->epoch),
 						   last->shard_bits, last->sequence_bits,
-						   timestamptz_to_str(idgen_layout.epoch),
+						   timestamp_text(idgen_layout.epoch),
 						   idgen_layout.shard_bits, idgen_layout.sequence_bits),
 				 errhint("Set \"%s\", \"%s\" and \"%s\" as on the primary and restart this server.",
 						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
@@ -973,9 +1001,9 @@ fence_log_history(void)
 				(errmsg("idgen layout version %d begins at ID " UINT64_FORMAT,
 						history.nversions, added->first_id),
 				 errdetail("Epoch %s, shard_bits %d, sequence_bits %d, from %s; IDs below it decode by the versions before.",
-						   pstrdup(timestamptz_to_str(added->epoch)),
+						   timestamp_text(added->epoch),
 						   added->shard_bits, added->sequence_bits,
-						   timestamptz_to_str(idgen_ms_to_timestamptz((int64) (added->first_id >> low_bits()))))));
+						   timestamp_text(idgen_ms_to_timestamptz((int64) (added->first_id >> low_bits()))))));
 	}
 	/*
 	 * Each database's copy, for the dumps, and its marker where one fits:

@@ -708,9 +708,15 @@ compare_clocks(bool refuse, int64 deadline, char **error)
 		idgen_abs64(offset_us) - error_us > (int64) idgen_max_clock_offset * 1000;
 	if (clocks_disagree)
 	{
+		/*
+		 * timestamptz_to_str() returns a static buffer: copy each, one
+		 * statement apiece (arguments are evaluated in no set order)
+		 */
+		char	   *ours = pstrdup(timestamptz_to_str((TimestampTz) (local_us - IDGEN_POSTGRES_EPOCH_UNIX_US)));
+		char	   *theirs = pstrdup(timestamptz_to_str((TimestampTz) (registry_us - IDGEN_POSTGRES_EPOCH_UNIX_US)));
+
 		*error = psprintf("this server's clock reads %s when the registry server's reads %s (%.1f ms %s, give or take %.1f ms), further apart than \"%s\" (%d ms); this server neither takes nor renews leases until they agree",
-						  timestamptz_to_str((TimestampTz) (local_us - IDGEN_POSTGRES_EPOCH_UNIX_US)),
-						  timestamptz_to_str((TimestampTz) (registry_us - IDGEN_POSTGRES_EPOCH_UNIX_US)),
+						  ours, theirs,
 						  idgen_abs64(offset_us) / 1000.0, offset_us > 0 ? "ahead" : "behind",
 						  error_us / 1000.0, "idgen.max_clock_offset",
 						  idgen_max_clock_offset);

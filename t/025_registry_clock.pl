@@ -79,6 +79,14 @@ ok( $a->wait_for_log(
 	'a server 5 s ahead of the registry says so, naming both clocks');
 like(slurp_file($a->logfile, $log_offset), qr/HINT:  Check the time synchronisation/,
 	'and what to check');
+{
+	my ($ours, $theirs) = slurp_file($a->logfile, $log_offset) =~
+	  /this server's clock reads (.*?) when the registry server's reads (.*?) \(/;
+	my ($ours_s, $theirs_s) = split /\|/,
+	  $a->safe_psql('postgres',
+		"SELECT extract(epoch FROM '$ours'::timestamptz), extract(epoch FROM '$theirs'::timestamptz)");
+	cmp_ok($ours_s - $theirs_s, '>', 4, "the two clocks named are 5 s apart ($ours, $theirs)");
+}
 ok(eventually("SELECT state FROM idgen_leases() WHERE shard = 1", 'expired', 30),
 	'it no longer renews its lease');
 my ($ret, $stderr) = psql_fails($a, "SET idgen.max_wait = '500ms'; SELECT idgen_next()");

@@ -127,4 +127,27 @@ like($log, qr/"idgen.layout_change_at" is before IDs this server may have minted
 	'the log says why');
 $node->stop('immediate') if $started;
 
+# An instant further ahead than idgen.max_advance (a typo in the year) is
+# refused too: a start would raise the generator to it, durably, and the
+# server would mint nothing until then, whatever was configured next.
+my $next_year = strftime('%Y-%m-%d %H:%M:%S+00', gmtime(time() + 366 * 86400));
+write_conf($node->data_dir . '/idgen_layout.conf',
+	"idgen.shard_id = 1\nidgen.allow_layout_change = on\nidgen.layout_change_at = '$next_year'\n");
+($started, $log) = start_logged($node);
+ok(!$started, 'a change at an instant a year ahead is refused');
+like($log, qr/"idgen.layout_change_at" is too far ahead of the wall clock/,
+	'the log says why');
+like($log, qr/HINT:.*"idgen.max_advance"/, 'and names the setting that bounds it');
+$node->stop('immediate') if $started;
+
+# Nothing of it was kept: back to the layout it had, it mints now.
+write_conf($node->data_dir . '/idgen_layout.conf', $layout_b . "idgen.shard_id = 4001\n");
+$node->start;
+is( $node->safe_psql('postgres',
+		"SET idgen.max_wait = '1s'; "
+		  . "SELECT abs(extract(epoch FROM id_to_timestamp(idgen_next()) - clock_timestamp())) < 2"),
+	't',
+	'after the refused start, the node mints at the clock');
+$node->stop;
+
 done_testing();
