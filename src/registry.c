@@ -187,6 +187,7 @@ static const char *const begin_sql =
 static PGconn *registry = NULL;
 static bool registry_has_table = false;
 static const char *registry_conninfo = NULL;
+static const char *registry_conninfo_error = NULL;	/* libpq cannot read it */
 static bool stoppable = true;	/* a stop cuts waits short */
 static bool short_of_fds = false;	/* the last failure: no file to spare */
 
@@ -206,14 +207,76 @@ add_secret(const char *start, size_t len)
 													   pnstrdup(start, len)));
 }
 
+static int
+longer_first(const ListCell *a, const ListCell *b)
+{
+	size_t		la = strlen(lfirst(a));
+	size_t		lb = strlen(lfirst(b));
+
+	return (la < lb) - (la > lb);
+}
+
+/*
+ * Longest first: a word that holds the password is masked whole, before
+ * the password inside it would leave the rest of the word standing.
+ */
+static void
+sort_secrets(void)
+{
+	list_sort(registry_secrets, longer_first);
+}
+
+/*
+ * The password of a URI-like word, scheme://user:password@host/...: the
+ * scheme in any case, with any number of slashes, or none.
+ */
+static void
+add_uri_secret(const char *word, size_t len)
+{
+	const char *end = word + len;
+	const char *authority = word;
+	const char *scheme_end = memchr(word, ':', len);
+	const char *at = NULL;
+	const char *colon;
+
+	if (scheme_end != NULL && scheme_end + 1 < end && scheme_end[1] == '/')
+	{
+		authority = scheme_end + 1;
+		while (authority < end && *authority == '/')
+			authority++;
+	}
+	for (const char *c = authority; c < end && *c != '/' && *c != '?'; c++)
+		if (*c == '@')
+			at = c;
+	if (at == NULL)
+		return;
+	colon = memchr(authority, ':', at - authority);
+	if (colon != NULL)
+		add_secret(colon + 1, at - colon - 1);
+}
+
 /* In the worker, before any session: what to connect to, and its secrets. */
 void
 idgen_registry_init(const char *conninfo)
 {
 	const char *p;
-	PQconninfoOption *options = PQconninfoParse(conninfo, NULL);
+	char	   *parse_error = NULL;
+	PQconninfoOption *options = PQconninfoParse(conninfo, &parse_error);
 
 	registry_conninfo = MemoryContextStrdup(TopMemoryContext, conninfo);
+
+	/*
+	 * libpq takes a string it cannot read as a database name, and the server
+	 * it reaches then logs it whole, where nothing of ours can mask it.  A
+	 * bare name is one; a mistyped URI (" postgresql://", "POSTGRESQL://",
+	 * "postgresql:/") is not, and is never sent.
+	 */
+	if (options == NULL && conninfo[strcspn(conninfo, ":@/ \t\n\r\f\v")] != '\0')
+		registry_conninfo_error =
+			MemoryContextStrdup(TopMemoryContext,
+								parse_error ? pchomp(parse_error) : "out of memory");
+	if (parse_error)
+		PQfreemem(parse_error);
 
 	if (options != NULL)
 	{
@@ -222,25 +285,37 @@ idgen_registry_init(const char *conninfo)
 				add_secret(o->val, strlen(o->val));
 		PQconninfoFree(options);
 	}
-
-	/* a URI's user:password@ */
-	if (strncmp(conninfo, "postgresql://", 13) == 0 ||
-		strncmp(conninfo, "postgres://", 11) == 0)
+	else
 	{
-		const char *authority = strstr(conninfo, "://") + 3;
-		size_t		len = strcspn(authority, "/?");
-		const char *at = NULL;
-
-		for (const char *c = authority; c < authority + len; c++)
-			if (*c == '@')
-				at = c;
-		if (at != NULL)
+		/*
+		 * libpq cannot parse it, and its error quotes part of it: the first
+		 * word, up to a space or an '=', when a URI's scheme is mistyped
+		 * (" postgresql://", "POSTGRESQL://", "postgresql:/") and it reads
+		 * the string as keyword=value.  Whatever the form, nothing of it
+		 * reaches a log: the whole string, and each such word.
+		 */
+		add_secret(conninfo, strlen(conninfo));
+		for (p = conninfo; *p != '\0';)
 		{
-			const char *colon = memchr(authority, ':', at - authority);
+			size_t		len = strcspn(p, " \t\n\r\f\v=");
 
-			if (colon != NULL)
-				add_secret(colon + 1, at - colon - 1);
+			if (len > 1)
+				add_secret(p, len);
+			p += len;
+			if (*p != '\0')
+				p++;
 		}
+	}
+
+	/* a URI's user:password@, in each word, whatever its scheme */
+	for (p = conninfo; *p != '\0';)
+	{
+		size_t		len = strcspn(p, " \t\n\r\f\v");
+
+		add_uri_secret(p, len);
+		p += len;
+		if (*p != '\0')
+			p++;
 	}
 
 	/* password=... as a keyword or a URI parameter, quoted or not */
@@ -263,6 +338,7 @@ idgen_registry_init(const char *conninfo)
 		else
 			add_secret(p, strcspn(p, " \t\n&"));
 	}
+	sort_secrets();
 }
 
 /* message, every secret of the connection string masked */
@@ -365,6 +441,13 @@ registry_connect(int64 deadline, char **error)
 	if (registry != NULL && PQstatus(registry) == CONNECTION_OK)
 		return true;
 	idgen_registry_close();
+
+	if (registry_conninfo_error != NULL)
+	{
+		*error = psprintf("\"%s\" is neither a connection string nor a URI that libpq can read: %s",
+						  "idgen.lease_registry", registry_conninfo_error);
+		return false;
+	}
 
 	/* the socket is one of this process's files, as fd.c counts them */
 	if (!AcquireExternalFD())

@@ -213,9 +213,11 @@ EOS
 }
 
 # --------------------------------------------------------------------------
-# Passwords in the connection string never reach a log: a URI with a typo
-# (libpq quotes the whole string), a bad percent-encoding in the password
-# (libpq quotes the password), and a wrong password.
+# Passwords in the connection string never reach a log: URIs with typos
+# (libpq quotes the whole string, or its first word when a typo in the
+# scheme makes it read the string as keyword=value), a bad
+# percent-encoding in the password (libpq quotes the password), and a wrong
+# password.
 
 $registry->safe_psql('postgres',
 	"CREATE ROLE idgen_pw LOGIN PASSWORD 'RightPw'");
@@ -227,6 +229,10 @@ $registry->reload;
 	my $s = idgen_node('secrets', conf => "idgen.shard_id = 5\n");
 	my @cases = (
 		[ 'a URI with a typo', 'postgresql://idgen:Sekr1tTypo@[::1/leases' ],
+		# libpq reads these as keyword=value, and quotes the first word
+		[ 'a URI after a space', ' postgresql://idgen:Sekr1tSpace@localhost/leases' ],
+		[ 'a URI in capitals', 'POSTGRESQL://idgen:Sekr1tUpper@localhost/leases' ],
+		[ 'a URI with one slash', 'postgresql:/idgen:Sekr1tSlash@localhost/leases?sslmode=disable' ],
 		[
 			'a badly encoded password',
 			'postgresql://idgen:Sekr1tPct%zz@localhost/leases'
