@@ -185,3 +185,6 @@ SELECT min_id_at('infinity', 'discord');
 -- 1 s units from 2020 outlast PostgreSQL's timestamps
 SELECT id_to_timestamp(9223372036854775807, 'epoch=2020-01-01; unit=1s');
 RESET TimeZone;
+-- a long layout is quoted in part in a message, never whole
+SELECT * FROM idgen_decode(1, repeat('z', 100000));
+SELECT * FROM idgen_decode(1, 'epoch=' || repeat('9', 100000));

@@ -89,3 +89,8 @@ DROP TABLE sample;
 SELECT idgen_from_text(idgen_to_text(id)) = id AS minted_round_trip
   FROM (SELECT idgen_next() AS id) AS s;
 SELECT json_build_object('id', idgen_to_text(4194309127, 'evt')) AS json;
+-- a long argument is quoted in part in a message, never whole
+SELECT idgen_from_text(repeat('x', 100000));
+SELECT idgen_to_text(1, repeat('a', 100000));
+SELECT idgen_from_text('evt_0000003x00507', repeat('b', 200));
+SELECT idgen_from_text(repeat('b', 200) || '_0000003x00507', 'evt');

@@ -35,6 +35,7 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "nodes/pg_list.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -79,13 +80,27 @@ static const LayoutPreset presets[] = {
 #define SPEC_NEGATIVE_HINT \
 	"IDs of these layouts are never negative; check where this value came from."
 
+/*
+ * At most max bytes of s, in whole characters, then "...": a message quotes
+ * enough of an argument to recognise it, never a whole 100 kB one.
+ */
+static char *
+clipped(const char *s, int max)
+{
+	int			len = strlen(s);
+
+	if (len <= max)
+		return pstrdup(s);
+	return psprintf("%.*s...", pg_mbcliplen(s, len, max), s);
+}
+
 static pg_noinline void
 bad_layout(const char *layout, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid ID layout \"%s\"", layout),
-			 errdetail_internal("%s", detail),
+			 errmsg("invalid ID layout \"%s\"", clipped(layout, 100)),
+			 errdetail_internal("%s", clipped(detail, 300)),
 			 errhint("Give a preset (idgen, twitter, discord, instagram, pgedge, sonyflake) or a specification such as 'epoch=2015-01-01 00:00:00+00; unit=1ms; shard_bits=10; sequence_bits=12; order=shard-sequence'.")));
 }
 

@@ -65,6 +65,20 @@ decode_symbol(unsigned char c)
 	return -1;
 }
 
+/*
+ * How much of an argument a message quotes: enough to recognise it, never a
+ * whole 100 kB argument in the server log.  Whole characters, then "...".
+ */
+#define SHOWN_BYTES 100
+
+static int
+shown(const char *s, int len)
+{
+	return len <= SHOWN_BYTES ? len : pg_mbcliplen(s, len, SHOWN_BYTES);
+}
+
+#define MORE(len) ((len) > SHOWN_BYTES ? "..." : "")
+
 /* A prefix is 1 to 63 lower-case letters and underscores, letters at both ends. */
 static void
 check_prefix(const char *prefix, int len)
@@ -77,7 +91,7 @@ check_prefix(const char *prefix, int len)
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid ID prefix \"%.*s\"", len, prefix),
+				 errmsg("invalid ID prefix \"%.*s%s\"", shown(prefix, len), prefix, MORE(len)),
 				 errdetail("A prefix is 1 to %d lower-case letters and underscores, beginning and ending with a letter.",
 						   MAX_PREFIX_LEN)));
 }
@@ -99,7 +113,7 @@ invalid_text(const char *text, int len, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-			 errmsg("invalid input syntax for an ID: \"%.*s\"", len, text),
+			 errmsg("invalid input syntax for an ID: \"%.*s%s\"", shown(text, len), text, MORE(len)),
 			 errdetail_internal("%s", detail)));
 }
 
@@ -173,7 +187,7 @@ idgen_from_text(PG_FUNCTION_ARGS)
 	if (memchr(s, '_', len) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for an ID: \"%.*s\"", len, s),
+				 errmsg("invalid input syntax for an ID: \"%.*s%s\"", shown(s, len), s, MORE(len)),
 				 errdetail("The text has a type prefix."),
 				 errhint("Read it with idgen_from_text(text, prefix), which checks the prefix.")));
 	PG_RETURN_INT64(decode(s, len, s, len));
@@ -198,15 +212,16 @@ idgen_from_text_prefixed(PG_FUNCTION_ARGS)
 	if (sep == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for an ID: \"%.*s\"", len, s),
-				 errdetail("The text has no prefix; \"%.*s\" was expected.",
-						   plen, p)));
+				 errmsg("invalid input syntax for an ID: \"%.*s%s\"", shown(s, len), s, MORE(len)),
+				 errdetail("The text has no prefix; \"%.*s%s\" was expected.",
+						   shown(p, plen), p, MORE(plen))));
 	if (sep - s != plen || memcmp(s, p, plen) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for an ID: \"%.*s\"", len, s),
-				 errdetail("The prefix is \"%.*s\", not \"%.*s\".",
-						   (int) (sep - s), s, plen, p)));
+				 errmsg("invalid input syntax for an ID: \"%.*s%s\"", shown(s, len), s, MORE(len)),
+				 errdetail("The prefix is \"%.*s%s\", not \"%.*s%s\".",
+						   shown(s, (int) (sep - s)), s, MORE(sep - s),
+						   shown(p, plen), p, MORE(plen))));
 	/* a right prefix before a wrong body: the body's fault is the one told */
 	PG_RETURN_INT64(decode(s, len, sep + 1, len - (int) (sep + 1 - s)));
 }
