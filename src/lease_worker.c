@@ -90,6 +90,11 @@
 	"CASE WHEN isfinite(" x ") THEN (extract(epoch FROM " x ") * 1000000)::bigint " \
 	"WHEN " x " > 'epoch' THEN 9223372036854775807 END"
 
+/* Of the shards $1 this server holds, those the registry names another owner of. */
+static const char *const lost_rows_sql =
+"SELECT shard, coalesce(owner_name, '') FROM public.idgen_lease "
+"WHERE shard = ANY ($1::pg_catalog.int4[]) AND owner IS DISTINCT FROM $2";
+
 static const char *const giving_back_sql =
 "SELECT pg_catalog.set_config('idgen_lease.giving_back', $1, true)";
 
@@ -726,6 +731,52 @@ compare_clocks(bool refuse, int64 deadline, char **error)
 }
 
 /*
+ * While the clocks disagree, nothing is taken or renewed, but a lease
+ * another server now holds is still found and stopped: after this
+ * server's clock stepped back, its lease's end looks further away than the
+ * registry, which ends it by its own clock, says it is, and idgen_leases()
+ * would go on showing "held".  A plain read of the rows; stopping is always
+ * safe, and a failure changes nothing (the round has failed already).
+ */
+static void
+stop_lost_leases(int64 deadline)
+{
+	StringInfoData held;
+	const char *params[2];
+	PGresult   *rows;
+	char	   *ignored = NULL;
+
+	initStringInfo(&held);
+	for (int i = 0; i < nleases; i++)
+		if (leases[i].end > IDGEN_LEASE_NOT_HELD)
+			appendStringInfo(&held, "%s%d", held.len ? "," : "", leases[i].shard);
+	if (held.len == 0)
+		return;
+	params[0] = psprintf("{%s}", held.data);
+	params[1] = idgen_lease_owner();
+	rows = idgen_registry_exec(lost_rows_sql, 2, params, deadline, &ignored);
+	if (rows == NULL)
+		return;
+	for (int r = 0; r < PQntuples(rows); r++)
+	{
+		int32		shard = pg_strtoint32(PQgetvalue(rows, r, 0));
+
+		for (int i = 0; i < nleases; i++)
+			if (leases[i].shard == shard && leases[i].end > IDGEN_LEASE_NOT_HELD)
+			{
+				publish_end(&leases[i], IDGEN_LEASE_NOT_HELD);
+				ereport(WARNING,
+						(errmsg("shard %d is leased to another server; this server does not mint for it",
+								shard),
+						 errdetail("The lease registry names its owner \"%s\"; this server's clock disagrees with the registry's, so it takes and renews no lease until they agree.",
+								   PQgetvalue(rows, r, 1))));
+				leases[i].warned = true;
+			}
+	}
+	PQclear(rows);
+}
+
+/*
  * The exchange: one registry transaction that locks and reads the rows of
  * the due shards, plans each due lease from its row, and writes the plans
  * back.  True once it committed; on failure, *error says why, and the
@@ -745,10 +796,16 @@ exchange(const char *due_shards, bool giving_back_all, int64 last_ms,
 	bool		gives_back = false;
 
 	clocks_disagree = false;
+	if (!idgen_registry_ready(deadline, rhythm->registry_ms, error))
+		return false;
 	/* giving back is safe whatever the clocks say */
-	if (!idgen_registry_ready(deadline, rhythm->registry_ms, error) ||
-		!compare_clocks(!giving_back_all, deadline, error) ||
-		!idgen_registry_begin(deadline, error))
+	if (!compare_clocks(!giving_back_all, deadline, error))
+	{
+		if (clocks_disagree)
+			stop_lost_leases(deadline);
+		return false;
+	}
+	if (!idgen_registry_begin(deadline, error))
 		return false;
 	/* with a pool and no shard held: claim one, its row locked until COMMIT */
 	if (claiming && !claim_pool_shard(&due_shards, deadline, error))

@@ -109,6 +109,29 @@ pass('and mints again');
 cmp_ok(abs($offset), '<', 500, "the latest offset is small again ($offset ms)");
 cmp_ok($largest, '>', 4000, "and the largest seen is kept ($largest ms)");
 
+# A's clock steps 20 s back while it holds shard 1: it neither takes nor
+# renews, B takes the shard once the lease ends by the registry's clock,
+# and A, whose clock puts that end 20 s further off, still finds B in the
+# row and stops showing (and minting for) the shard within a round.
+set_clock_offset($clock, -20);
+my $b = idgen_node('b', conf => <<"EOC");
+idgen.lease_registry = '$conninfo'
+idgen.lease_duration = '3s'
+idgen.max_clock_offset = '2s'
+idgen.shard_id = 1
+EOC
+$b->start;
+$b->safe_psql('postgres', 'CREATE EXTENSION idgen');
+ok( $b->poll_query_until('postgres',
+		"SELECT state = 'held' FROM idgen_leases() WHERE shard = 1"),
+	'B takes shard 1 once the lease of A, its clock 20 s back, ends');
+ok(eventually("SELECT state <> 'held' FROM idgen_leases() WHERE shard = 1", 't', 3),
+	'A stops showing the lease held within a round, not 20 s later');
+my ($ret) = $a->psql('postgres', 'SELECT idgen_next()');
+isnt($ret, 0, 'and does not mint for it');
+$b->stop;
+set_clock_offset($clock, 0);
+
 $a->stop;
 $registry->stop;
 done_testing();
