@@ -302,6 +302,8 @@ ok( log_has($laggard, 0,
 like(slurp_file($laggard->logfile),
 	qr/this server is configured with epoch .*shard_bits 12, sequence_bits 10/,
 	'and says how it is configured');
+ok(log_has($laggard, 0, qr/database system is shut down/),
+	'and the whole standby shuts down, as the guide says');
 $laggard->stop('immediate', fail_ok => 1);
 
 # --------------------------------------------------------------------------
