@@ -318,21 +318,33 @@ keep_debs()
 }
 
 # copy_tree DIR: the tree, without build outputs, into DIR
+# The tree as it was when the matrix started (snapshot_tree): every job
+# tests that one tree, even if the work tree changes while they run.
+tree_snapshot=
+tree_head=
+
+snapshot_tree()
+{
+	tree_snapshot=$1
+	mkdir -p -- "$tree_snapshot"
+	tar -C "$IDGEN_ROOT" "${IDGEN_COPY_EXCLUDES[@]}" -cf - . | tar -C "$tree_snapshot" -xf -
+	tree_head=$(git -C "$IDGEN_ROOT" rev-parse HEAD) ||
+		idgen_die "$IDGEN_ROOT is not a git checkout"
+}
+
 copy_tree()
 {
 	mkdir -p -- "$1"
-	tar -C "$IDGEN_ROOT" "${IDGEN_COPY_EXCLUDES[@]}" -cf - . | tar -C "$1" -xf -
+	tar -C "$tree_snapshot" -cf - . | tar -C "$1" -xf -
 }
 
-# clone_head DIR: a clone of the repository at HEAD (make dist archives HEAD;
+# clone_head DIR: a clone of the repository at the HEAD the matrix started
+# with (make dist archives HEAD;
 # a clone also works from a git worktree, whose .git is only a pointer)
 clone_head()
 {
-	local head
-	head=$(git -C "$IDGEN_ROOT" rev-parse HEAD) ||
-		idgen_die "$IDGEN_ROOT is not a git checkout"
 	git clone -q --no-checkout "$IDGEN_ROOT" "$1" &&
-		git -C "$1" checkout -q --detach "$head"
+		git -C "$1" checkout -q --detach "$tree_head"
 }
 
 test_env()
@@ -457,6 +469,7 @@ make_bases "${jobs[@]}" || true
 bases_seconds=$SECONDS
 logs=$(mktemp -d "${TMPDIR:-/tmp}/idgen-matrix.XXXXXX")
 idgen_on_exit rm -rf -- "$logs"
+snapshot_tree "$logs/tree"
 
 # ---- jobs side by side -------------------------------------------------------
 # A job spends most of its time waiting (servers starting, leases expiring,
