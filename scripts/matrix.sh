@@ -14,7 +14,8 @@
 # machine or left by an earlier run can make a job pass.  Inside, the
 # README's test command, scripts/test.sh, installs everything else itself
 # with apt-get and runs every suite with warnings as errors (PG_CFLAGS=-Werror):
-#	15    Debian 12 "bookworm", after the README's other command, the demo
+#	15    Debian 12 "bookworm", after the README's other command, the demo;
+#	      the only job with the nemesis suite (t/nemesis/)
 #	17    Debian 13 "trixie"
 #	18    Debian unstable "sid"
 #	19    "sid" with Debian's "experimental" suite for PostgreSQL
@@ -36,7 +37,9 @@
 # Needs root (debootstrap, mounts, chroot).  Environment:
 #	IDGEN_MATRIX_CACHE      where bases are kept (/var/cache/idgen-matrix)
 #	IDGEN_MATRIX_REBUILD=1  make every base afresh
-#	IDGEN_SUITES, PROVE_TESTS, PROVE_FLAGS, IDGEN_KEEP  passed to scripts/test.sh
+#	IDGEN_SUITES, PROVE_TESTS, PROVE_FLAGS, IDGEN_KEEP, IDGEN_TAP_JOBS and
+#	IDGEN_NEMESIS_SEEDS, _SECONDS, _SERVERS  passed to scripts/test.sh
+#	IDGEN_MATRIX_PARALLEL   jobs at once (2)
 #	IDGEN_CITUS_TARBALL     Citus's source archive for the citus jobs, with
 #	                        its .sha256 beside it (default
 #	                        $IDGEN_ROOT/../shared/vendor/citus-14.0.1.tar.gz,
@@ -351,7 +354,8 @@ test_env()
 {
 	local name
 	printf '%s\n' "PG_CFLAGS=$PG_CFLAGS" "CI=${CI:-}"
-	for name in IDGEN_SUITES PROVE_TESTS PROVE_FLAGS IDGEN_KEEP; do
+	for name in IDGEN_SUITES PROVE_TESTS PROVE_FLAGS IDGEN_KEEP IDGEN_TAP_JOBS \
+		IDGEN_NEMESIS_SEEDS IDGEN_NEMESIS_SECONDS IDGEN_NEMESIS_SERVERS; do
 		[ -z "${!name:-}" ] || printf '%s\n' "$name=${!name}"
 	done
 }
@@ -432,9 +436,12 @@ run_job()
 					bash /var/tmp/idgen-src/scripts/test.sh'
 			;;
 		*)
+			# the nemesis suite runs on 15 alone: it proves the same
+			# mechanisms on every version, and takes two minutes
 			copy_tree "$w/src"
 			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
 				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
+				IDGEN_SUITES="${IDGEN_SUITES:-regress isolation tap pgtap clients citus}" \
 				bash /var/tmp/idgen-src/scripts/test.sh
 			;;
 	esac

@@ -20,6 +20,10 @@
 #	                                workers; skipped when Citus is not
 #	                                installed for this server (scripts/citus.sh
 #	                                builds it)
+#	nemesis    prove                t/nemesis/*.pl: servers minting under a
+#	                                seeded nemesis, every acknowledged ID
+#	                                counted (IDGEN_NEMESIS_SEEDS, _SECONDS,
+#	                                _SERVERS; scripts/nemesis.sh)
 # Every suite runs even when an earlier one fails; failures print their diffs
 # and log tails, and the exit status is non-zero if any suite failed.
 #
@@ -116,7 +120,7 @@ if ! check_installed; then
 	exit 1
 fi
 
-read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients citus}"
+read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients citus nemesis}"
 declare -A result=()
 
 idgen_workcopy
@@ -238,6 +242,19 @@ if wanted citus; then
 				idgen_tail "$f" 60
 			done
 		fi
+	fi
+fi
+
+# ---- uniqueness under a nemesis (perl TAP) -----------------------------------
+if wanted nemesis; then
+	if ! compgen -G 't/nemesis/*.pl' >/dev/null; then
+		result[nemesis]=SKIP
+	elif ! run_make nemesis REGRESS= ISOLATION= "PROVE_TESTS=t/nemesis/*.pl" \
+		"PROVE_FLAGS=--timer${PROVE_FLAGS:+ $PROVE_FLAGS}"; then
+		result[nemesis]=FAIL
+		for f in "$work"/tmp_check/log/regress_log_*; do
+			idgen_tail "$f" 80
+		done
 	fi
 fi
 

@@ -1,0 +1,591 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# Uniqueness under a nemesis, the way Jepsen's unique-ids checker counts it:
+# a lease registry and IDGEN_NEMESIS_SERVERS (3) minting servers taking
+# shards from a pool, each under a clock of its own (libfaketime, every
+# process of the server), with clients minting single IDs, blocks and
+# DEFAULT inserts at a bounded rate.  Every ID a client was given (the call
+# returned; for an INSERT, the autocommit transaction committed) is written
+# to the client's file, outside the servers, as acknowledged.
+#
+# Meanwhile a nemesis drawn from the seed (IDGEN_NEMESIS_SEEDS, one run
+# each) kills servers and their processes with SIGKILL, freezes a server
+# past its lease (SIGSTOP, then SIGCONT), steps a server's clock 5 s either
+# way while it runs and an hour back while it is down, strobes it (200 ms
+# either way every 10 ms), kills, freezes and restarts the registry (one
+# seed in two runs the registry with synchronous_commit = off), restarts a
+# server without its state file, starts a clone of a running server from
+# a base backup with the same settings, and copies rows with explicit IDs
+# of a server's shard ahead of its generator (then idgen_advance_past, as
+# an import does).  The schedule is printed before it runs; the same seed
+# draws the same schedule.
+#
+# The checker prints, per server and in all: attempted, acknowledged,
+# duplicated, out of order within a client, and lost (an acknowledged
+# INSERT whose row is gone once every server is back; commits are
+# synchronous).  A duplicate prints both IDs, who minted each and when, and
+# the nemesis events around them.  The bar is zero duplicates and zero lost.
+#
+# A last short run is the checker's own test: two servers configured with
+# one shard and no registry, the misconfiguration the README says nothing
+# can make safe, must be found minting duplicates.
+#
+# By hand: bash scripts/nemesis.sh --seed N --minutes M --servers K
+
+use strict;
+use warnings;
+
+use File::Path qw(make_path);
+use IPC::Run;
+use POSIX ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use FindBin;
+use lib "$FindBin::RealBin/..";
+use IdgenTest;
+
+libfaketime();    # dies early without it
+
+my @seeds = split /,/, ($ENV{IDGEN_NEMESIS_SEEDS} // '1,2');
+my $seconds = $ENV{IDGEN_NEMESIS_SECONDS} // 40;
+my $nservers = $ENV{IDGEN_NEMESIS_SERVERS} // 3;
+my $lease_s = 3;
+my $work = PostgreSQL::Test::Utils::tempdir();
+
+# ---------------------------------------------------------------------------
+# The schedule: [seconds after the start, fault, target], drawn from the seed.
+
+my @faults = qw(kill9 kill9_worker freeze step_ahead step_behind strobe
+  down_hour_back registry_kill registry_freeze no_state_file clone
+  explicit_ahead);
+
+sub schedule
+{
+	my ($seed) = @_;
+	srand($seed);
+	my @events;
+	my $t = 2;
+	my $clones = 0;
+	while ($t < $seconds - 6)
+	{
+		my $fault = $faults[ int(rand(@faults)) ];
+		next if $fault eq 'clone' && $clones++ > 0;    # one clone a run
+		push @events, [ $t, $fault, int(rand($nservers)) ];
+		$t += 2 + int(rand(3));
+	}
+	return @events;
+}
+
+# ---------------------------------------------------------------------------
+# Clients: forked processes, each calling one server through psql at a
+# bounded rate and writing what it was given to its own file.
+
+sub client
+{
+	my ($node, $name, $file, $until, $seed, $block) = @_;
+	my $pid = fork();
+	die "fork: $!" unless defined $pid;
+	return $pid if $pid;
+
+	srand($seed);
+	open my $out, '>>', $file or POSIX::_exit(2);
+	$out->autoflush(1);
+	my $attempted = 0;
+	while (time < $until)
+	{
+		my $r = $block ? 0.5 : rand();
+		$block //= 20;
+		my ($kind, $n, $sql) =
+		    $r < 0.4 ? ('single', 1, 'SELECT idgen_next()')
+		  : $r < 0.7 ? ('block', $block, "SELECT idgen_next_n($block)")
+		  :   ('insert', 5,
+			'INSERT INTO t (c) SELECT g FROM generate_series(1, 5) g RETURNING id');
+		$attempted += $n;
+		my ($stdout, $stderr) = ('', '');
+		my $ok = eval {
+			IPC::Run::run(
+				[
+					'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1',
+					'-h', $node->host, '-p', $node->port, '-d', 'postgres',
+					'-c', $sql
+				],
+				'<', \undef, '>', \$stdout, '2>', \$stderr,
+				IPC::Run::timeout(5));
+		};
+		if ($ok)
+		{
+			my $at = sprintf('%.3f', time);
+			print $out "ack $name $kind $at $_\n" for grep { /^\d+$/ } split /\n/, $stdout;
+		}
+		usleep(20_000);
+	}
+	print $out "attempted $name $attempted\n";
+	close $out;
+	POSIX::_exit(0);
+}
+
+# ---------------------------------------------------------------------------
+# Servers and their clocks.
+
+my $registry;
+my %clock;    # node name -> its clock file
+
+# The postmaster and its children, from /proc (a minimal root has no ps).
+sub postmaster_pids
+{
+	my ($node) = @_;
+	my $pid = $node->{_pid};
+	return () unless defined $pid && !pid_gone($pid);
+	my @children;
+	foreach my $stat (glob('/proc/[0-9]*/stat'))
+	{
+		open my $fh, '<', $stat or next;
+		my $line = <$fh> // '';
+		close $fh;
+		# pid (comm) state ppid ...: comm may hold spaces
+		push @children, $1 if $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $pid;
+	}
+	return ($pid, @children);
+}
+
+sub command_of
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/cmdline" or return '?';
+	local $/;
+	my $cmd = <$fh> // '';
+	$cmd =~ s/\0/ /g;
+	$cmd =~ s/\s+$//;
+	return $cmd;
+}
+
+# Dead, or a zombie nobody reaps (an init that does not, as on some
+# machines): either way no postmaster.
+sub pid_gone
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/stat" or return 1;
+	my $line = <$fh> // '';
+	return $line =~ /^\d+ \(.*\) Z /;
+}
+
+sub start_server
+{
+	my ($node) = @_;
+	my $lock = $node->data_dir . '/postmaster.pid';
+	# after a SIGKILL the old children may still hold the shared memory
+	foreach (1 .. 50)
+	{
+		if (open my $fh, '<', $lock)
+		{
+			my $pid = <$fh> // '';
+			close $fh;
+			chomp $pid;
+			# what a reboot would leave: a lock file naming no process
+			unlink $lock if $pid =~ /^\d+$/ && pid_gone($pid);
+		}
+		$node->{_pid} = undef;
+		return 1 if start_with_clock($node, $clock{ $node->name }, fail_ok => 1);
+		usleep(200_000);
+	}
+	return 0;
+}
+
+sub new_server
+{
+	my ($name, $conf) = @_;
+	my $node = idgen_node($name, allows_streaming => 1, conf => $conf);
+	$clock{$name} = "$work/clock_$name";
+	set_clock_offset($clock{$name}, 0);
+	start_server($node) or die "$name did not start";
+	return $node;
+}
+
+sub server_conf
+{
+	my ($pool) = @_;
+	my $conninfo =
+	  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+	return <<"EOC";
+idgen.lease_registry = '$conninfo'
+idgen.shard_pool = '$pool'
+idgen.lease_duration = '${lease_s}s'
+idgen.max_wait = '1s'
+EOC
+}
+
+# ---------------------------------------------------------------------------
+# The nemesis.
+
+my @log;    # [time, text]
+
+sub event
+{
+	my ($text) = @_;
+	push @log, [ time, $text ];
+	note sprintf('nemesis %.1f: %s', time - $log[0][0], $text);
+	return;
+}
+
+sub signal_all
+{
+	my ($sig, @pids) = @_;
+	kill($sig, @pids) if @pids;
+	return;
+}
+
+sub later
+{
+	my ($pending, $delay, $what, $code) = @_;
+	push @$pending, [ time + $delay, $what, $code ];
+	return;
+}
+
+# A server in the midst of a fault (frozen, its clock moved, starting
+# again) takes no other fault until it is over: a frozen server would hang
+# a base backup or a copy, and two writers would race on one clock file.
+my %busy;
+
+sub run_fault
+{
+	my ($fault, $node, $servers, $pending, $clients, $until, $seed) = @_;
+	my $name = $node->name;
+	my $target = $fault =~ /^registry_/ ? 'registry' : $name;
+	return event("$fault of $target skipped: it is in the midst of another fault")
+	  if ($busy{$target} // 0) > time;
+	$busy{$target} = time + {
+		kill9 => 1.5, freeze => $lease_s + 1.5, step_ahead => 3.5,
+		step_behind => 3.5, strobe => 2.5, down_hour_back => 3.5,
+		registry_kill => 1.5, registry_freeze => 2.5
+	}->{$fault} // 0;
+	if ($fault eq 'kill9')
+	{
+		event("kill -9 of $name");
+		$node->kill9;
+		later($pending, 1, "$name started again", sub { start_server($node) });
+	}
+	elsif ($fault eq 'kill9_worker')
+	{
+		my (undef, @children) = postmaster_pids($node);
+		return event("kill -9 of a process of $name: it is down") unless @children;
+		my $victim = $children[ int(rand(@children)) ];
+		my $what = command_of($victim);
+		event("kill -9 of $name\'s process $victim ($what)");
+		kill('KILL', $victim);
+	}
+	elsif ($fault eq 'freeze')
+	{
+		my @pids = postmaster_pids($node);
+		return event("freeze of $name: it is down") unless @pids;
+		event("SIGSTOP of $name, past its lease");
+		signal_all('STOP', @pids);
+		later($pending, $lease_s + 1, "SIGCONT of $name",
+			sub { signal_all('CONT', @pids) });
+	}
+	elsif ($fault eq 'step_ahead' || $fault eq 'step_behind')
+	{
+		my $step = $fault eq 'step_ahead' ? 5 : -5;
+		event("$name\'s clock steps ${step} s");
+		set_clock_offset($clock{$name}, $step);
+		later($pending, 3, "$name\'s clock set right",
+			sub { set_clock_offset($clock{$name}, 0) });
+	}
+	elsif ($fault eq 'strobe')
+	{
+		event("$name\'s clock strobes 200 ms either way every 10 ms, for 2 s");
+		my $pid = fork();
+		die "fork: $!" unless defined $pid;
+		if ($pid == 0)
+		{
+			local $SIG{__DIE__};
+			my $end = time + 2;
+			my $sign = 1;
+			while (time < $end)
+			{
+				set_clock_offset($clock{$name}, 0.2 * $sign);
+				$sign = -$sign;
+				usleep(10_000);
+			}
+			set_clock_offset($clock{$name}, 0);
+			POSIX::_exit(0);
+		}
+		# it ends by itself, and is reaped at the end
+	}
+	elsif ($fault eq 'down_hour_back')
+	{
+		event("$name stopped, its clock an hour back, started");
+		$node->stop('immediate', fail_ok => 1);
+		set_clock_offset($clock{$name}, -3600);
+		start_server($node);
+		later($pending, 3, "$name\'s clock set right",
+			sub { set_clock_offset($clock{$name}, 0) });
+	}
+	elsif ($fault eq 'registry_kill')
+	{
+		event('kill -9 of the registry');
+		$registry->kill9;
+		later($pending, 1, 'the registry started again', sub { start_server($registry) });
+	}
+	elsif ($fault eq 'registry_freeze')
+	{
+		my @pids = postmaster_pids($registry);
+		return event('freeze of the registry: it is down') unless @pids;
+		event('SIGSTOP of the registry for 2 s');
+		signal_all('STOP', @pids);
+		later($pending, 2, 'SIGCONT of the registry',
+			sub { signal_all('CONT', @pids) });
+	}
+	elsif ($fault eq 'no_state_file')
+	{
+		event("$name stopped, its idgen.state removed, started");
+		$node->stop('immediate', fail_ok => 1);
+		unlink($node->data_dir . '/idgen.state');
+		start_server($node);
+	}
+	elsif ($fault eq 'clone')
+	{
+		return event("clone of $name: it is down") unless postmaster_pids($node);
+		my $backup = "clone_$seed";
+		my $ok = eval { $node->backup($backup); 1 };
+		return event("clone of $name: the base backup failed") unless $ok;
+		my $clone = PostgreSQL::Test::Cluster->new("clone_${name}");
+		$clone->init_from_backup($node, $backup, standby => 0);
+		$clock{ $clone->name } = "$work/clock_" . $clone->name;
+		set_clock_offset($clock{ $clone->name }, 0);
+		event("a clone of $name started from a base backup, with its settings");
+		start_server($clone);
+		push @$servers, $clone;
+		push @$clients,
+		  client($clone, $clone->name . '/1',
+			"$work/ack_${seed}_" . $clone->name . '_1', $until, $seed * 1000 + 99);
+	}
+	elsif ($fault eq 'explicit_ahead')
+	{
+		# a server that is down or holds no shard: nothing to copy
+		my ($ret, $stdout) = $node->psql('postgres', <<'EOS', timeout => 10);
+INSERT INTO t (id, c)
+SELECT min_id_at(clock_timestamp() + interval '2 s') + (s.shard::bigint << 10) + g, -1
+  FROM idgen_stats AS s, generate_series(0, 99) AS g
+ WHERE s.shard IS NOT NULL
+RETURNING id;
+SELECT idgen_advance_past(max(id)) FROM t;
+EOS
+		if ($ret == 0)
+		{
+			my @ids = grep { /^\d+$/ } split /\n/, $stdout;
+			open my $fh, '>>', "$work/explicit_$seed" or die;
+			print $fh "explicit $name copy " . sprintf('%.3f', time) . " $_\n" for @ids;
+			close $fh;
+			event("rows with " . scalar(@ids) . " explicit IDs of $name\'s shard copied in 2 s ahead, then idgen_advance_past");
+		}
+		else
+		{
+			event("explicit IDs on $name: not copied (the server is down or holds no shard)");
+		}
+	}
+	return;
+}
+
+# ---------------------------------------------------------------------------
+# The checker.
+
+sub check
+{
+	my ($seed, $servers, @files) = @_;
+	my (%first, %attempted, %acked, %dups, %disorder, %last, @dup_pairs);
+	foreach my $file (@files)
+	{
+		next unless -f $file;
+		open my $fh, '<', $file or die;
+		while (<$fh>)
+		{
+			chomp;
+			my @f = split / /;
+			if ($f[0] eq 'attempted')
+			{
+				(my $server = $f[1]) =~ s{/.*}{};
+				$attempted{$server} += $f[2];
+				next;
+			}
+			my ($tag, $client, $kind, $at, $id) = @f;
+			(my $server = $client) =~ s{/.*}{};
+			if ($tag eq 'ack')
+			{
+				$acked{$server}++;
+				$disorder{$server}++
+				  if defined $last{$client} && $id <= $last{$client};
+				$last{$client} = $id;
+			}
+			if (my $was = $first{$id})
+			{
+				$dups{$server}++;
+				push @dup_pairs, [ $id, $was, "$client $kind at $at" ];
+			}
+			else
+			{
+				$first{$id} = "$client $kind at $at";
+			}
+		}
+	}
+
+	# lost: acknowledged INSERTs whose rows are gone, once every server is back
+	my %lost;
+	my %rows;
+	foreach my $node (@$servers)
+	{
+		my ($ret, $out) = $node->psql('postgres', 'SELECT id FROM t', timeout => 30);
+		$rows{ $node->name } = { map { $_ => 1 } split /\n/, $out } if $ret == 0;
+	}
+	foreach my $file (@files)
+	{
+		next unless -f $file;
+		open my $fh, '<', $file or die;
+		while (<$fh>)
+		{
+			my ($tag, $client, $kind, undef, $id) = split / /;
+			next unless $tag eq 'ack' && $kind eq 'insert';
+			chomp $id;
+			(my $server = $client) =~ s{/.*}{};
+			$lost{$server}++ unless $rows{$server} && $rows{$server}{$id};
+		}
+	}
+
+	my %all;
+	diag sprintf('seed %s: %-18s %9s %12s %10s %12s %5s',
+		$seed, 'server', 'attempted', 'acknowledged', 'duplicated',
+		'out of order', 'lost');
+	foreach my $s (sort keys %{ { %attempted, %acked } })
+	{
+		diag sprintf('seed %s: %-18s %9d %12d %10d %12d %5d',
+			$seed, $s, $attempted{$s} // 0, $acked{$s} // 0, $dups{$s} // 0,
+			$disorder{$s} // 0, $lost{$s} // 0);
+		$all{attempted} += $attempted{$s} // 0;
+		$all{acked} += $acked{$s} // 0;
+		$all{dups} += $dups{$s} // 0;
+		$all{disorder} += $disorder{$s} // 0;
+		$all{lost} += $lost{$s} // 0;
+	}
+	diag sprintf('seed %s: %-18s %9d %12d %10d %12d %5d',
+		$seed, 'all', map { $all{$_} // 0 } qw(attempted acked dups disorder lost));
+	foreach my $d (@dup_pairs[ 0 .. ($#dup_pairs < 4 ? $#dup_pairs : 4) ])
+	{
+		my ($id, $a, $b) = @$d;
+		diag "seed $seed: duplicate $id: first $a, again $b";
+		my ($ta) = $a =~ / at ([\d.]+)$/;
+		diag sprintf('  nemesis at %.1f: %s', $_->[0] - $ta, $_->[1])
+		  for grep { abs($_->[0] - $ta) < 6 } @log;
+	}
+	return \%all;
+}
+
+# ---------------------------------------------------------------------------
+# One run.
+
+sub run_seed
+{
+	my ($seed) = @_;
+	my @events = schedule($seed);
+	note "seed $seed, $seconds s, $nservers servers; the schedule:";
+	note sprintf('  %5.1f s  %-16s server %d', @$_) for @events;
+
+	$registry = PostgreSQL::Test::Cluster->new("registry_$seed");
+	# the registry keeps the real clock: a file no one moves
+	$clock{ $registry->name } = "$work/clock_" . $registry->name;
+	set_clock_offset($clock{ $registry->name }, 0);
+	$registry->init;
+	$registry->append_conf('postgresql.conf', 'synchronous_commit = off')
+	  if $seed % 2 == 0;
+	$registry->start;
+
+	my $pool = '10-' . (10 + $nservers + 1);
+	my @servers = map { new_server("s${_}_$seed", server_conf($pool)) } 1 .. $nservers;
+	foreach my $node (@servers)
+	{
+		$node->safe_psql('postgres',
+			'CREATE EXTENSION idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT idgen_next(), c int)');
+	}
+
+	my $start = time;
+	my $until = $start + $seconds;
+	@log = ([ $start, "seed $seed: the clients start" ]);
+	my @clients;
+	foreach my $i (0 .. $#servers)
+	{
+		foreach my $c (1, 2)
+		{
+			my $name = $servers[$i]->name;
+			push @clients,
+			  client($servers[$i], "$name/$c", "$work/ack_${seed}_${name}_$c",
+				$until, $seed * 1000 + $i * 10 + $c);
+		}
+	}
+
+	my @pending;
+	my @todo = @events;
+	while (time < $until || @pending)
+	{
+		foreach my $p (grep { $_->[0] <= time } @pending)
+		{
+			event($p->[1]);
+			$p->[2]->();
+		}
+		@pending = grep { $_->[0] > time } @pending;
+		while (@todo && $start + $todo[0][0] <= time)
+		{
+			my $e = shift @todo;
+			run_fault($e->[1], $servers[ $e->[2] ], \@servers, \@pending,
+				\@clients, $until, $seed);
+		}
+		usleep(50_000);
+	}
+	waitpid($_, 0) for @clients;
+	1 while waitpid(-1, POSIX::WNOHANG()) > 0;    # the strobes
+
+	# every server back, its clock right, before the rows are counted
+	foreach my $node (@servers)
+	{
+		set_clock_offset($clock{ $node->name }, 0);
+		signal_all('CONT', postmaster_pids($node));
+		start_server($node) unless postmaster_pids($node);
+	}
+
+	my @files = (glob("$work/ack_${seed}_*"), "$work/explicit_$seed");
+	my $all = check($seed, \@servers, @files);
+	cmp_ok($all->{acked}, '>', 1000, "seed $seed: the clients were given IDs ($all->{acked})");
+	is($all->{dups}, 0, "seed $seed: no ID was given twice");
+	is($all->{lost}, 0, "seed $seed: no acknowledged INSERT was lost");
+	$_->stop('immediate', fail_ok => 1) for @servers, $registry;
+	return;
+}
+
+run_seed($_) for @seeds;
+
+# ---------------------------------------------------------------------------
+# The checker's own test: one shard, two servers, no registry.
+
+{
+	my @pair = map {
+		my $n = idgen_node("unsafe_$_", conf => "idgen.shard_id = 7\n");
+		$n->start;
+		$n->safe_psql('postgres',
+			'CREATE EXTENSION idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT idgen_next(), c int)');
+		$n;
+	} 1, 2;
+	@log = ([ time, 'two servers of shard 7, no registry' ]);
+	my $until = time + 4;
+	my @clients = map {
+		# blocks of 2,000 IDs, two milliseconds each, so that the two
+		# servers' milliseconds meet often in 4 s
+		client($pair[$_], $pair[$_]->name . '/1', "$work/ack_unsafe_$_", $until, 77 + $_, 2000)
+	} 0, 1;
+	waitpid($_, 0) for @clients;
+	my $all = check('unsafe', \@pair, glob("$work/ack_unsafe_*"));
+	cmp_ok($all->{dups}, '>', 0,
+		'the checker finds the duplicates of two servers sharing a shard without a registry');
+	$_->stop for @pair;
+}
+
+done_testing();
