@@ -16,7 +16,9 @@
 # either way every 10 ms), kills, freezes and restarts the registry (one
 # seed in two runs the registry with synchronous_commit = off), restarts a
 # server without its state file, starts a clone of a running server from
-# a base backup with the same settings, and copies rows with explicit IDs
+# a base backup with the same settings, promotes a streaming standby of the
+# first server while that server runs (then stops it), and copies rows with
+# explicit IDs
 # of a server's shard ahead of its generator (then idgen_advance_past, as
 # an import does).  The schedule is printed before it runs; the same seed
 # draws the same schedule.
@@ -60,7 +62,7 @@ my $work = PostgreSQL::Test::Utils::tempdir();
 
 my @faults = qw(kill9 kill9_worker freeze step_ahead step_behind strobe
   down_hour_back registry_kill registry_freeze no_state_file clone
-  explicit_ahead);
+  explicit_ahead promote);
 
 sub schedule
 {
@@ -69,10 +71,12 @@ sub schedule
 	my @events;
 	my $t = 2;
 	my $clones = 0;
+	my $promotions = 0;
 	while ($t < $seconds - 6)
 	{
 		my $fault = $faults[ int(rand(@faults)) ];
 		next if $fault eq 'clone' && $clones++ > 0;    # one clone a run
+		next if $fault eq 'promote' && $promotions++ > 0;    # one standby
 		push @events, [ $t, $fault, int(rand($nservers)) ];
 		$t += 2 + int(rand(3));
 	}
@@ -131,6 +135,7 @@ sub client
 # Servers and their clocks.
 
 my $registry;
+my $standby;    # streaming from the first server, until promoted
 my %clock;    # node name -> its clock file
 
 # The postmaster and its children, from /proc (a minimal root has no ps).
@@ -362,6 +367,22 @@ sub run_fault
 		  client($clone, $clone->name . '/1',
 			"$work/ack_${seed}_" . $clone->name . '_1', $until, $seed * 1000 + 99);
 	}
+	elsif ($fault eq 'promote')
+	{
+		my $sb = $standby;
+		return event('promotion: the standby is down') unless $sb && postmaster_pids($sb);
+		event($sb->name . ', a standby of ' . $servers->[0]->name
+			  . ', promoted while its primary runs');
+		my $ok = eval { $sb->promote; 1 };
+		return event('promotion failed: ' . ($@ // '')) unless $ok;
+		$standby = undef;
+		push @$servers, $sb;
+		push @$clients,
+		  client($sb, $sb->name . '/1', "$work/ack_${seed}_" . $sb->name . '_1',
+			$until, $seed * 1000 + 98);
+		later($pending, 6, $sb->name . ', promoted, stopped',
+			sub { $sb->stop('fast', fail_ok => 1) });
+	}
 	elsif ($fault eq 'explicit_ahead')
 	{
 		# a server that is down or holds no shard: nothing to copy
@@ -508,6 +529,14 @@ sub run_seed
 			'CREATE EXTENSION idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT idgen_next(), c int)');
 	}
 
+	# a streaming standby of the first server, with its settings
+	$servers[0]->backup("standby_$seed");
+	$standby = PostgreSQL::Test::Cluster->new("standby_$seed");
+	$standby->init_from_backup($servers[0], "standby_$seed", has_streaming => 1);
+	$clock{ $standby->name } = "$work/clock_" . $standby->name;
+	set_clock_offset($clock{ $standby->name }, 0);
+	start_server($standby) or die 'the standby did not start';
+
 	my $start = time;
 	my $until = $start + $seconds;
 	@log = ([ $start, "seed $seed: the clients start" ]);
@@ -557,7 +586,8 @@ sub run_seed
 	cmp_ok($all->{acked}, '>', 1000, "seed $seed: the clients were given IDs ($all->{acked})");
 	is($all->{dups}, 0, "seed $seed: no ID was given twice");
 	is($all->{lost}, 0, "seed $seed: no acknowledged INSERT was lost");
-	$_->stop('immediate', fail_ok => 1) for @servers, $registry;
+	$_->stop('immediate', fail_ok => 1) for @servers, $registry, grep { defined } $standby;
+	$standby = undef;
 	return;
 }
 
