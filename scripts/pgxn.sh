@@ -49,6 +49,13 @@ cd "$IDGEN_ROOT"
 git config --global --add safe.directory "$IDGEN_ROOT"
 make -s dist PG_CONFIG="$PG_CONFIG"
 zip=$(ls -1 idgen-*.zip)
+# the README's commands name the archive make dist makes, not one remembered
+readme=$(cat README.md)
+named=$(grep -oE 'idgen-[0-9]+[.][0-9]+[.][0-9]+[.]zip' <<<"$readme" | sort -u || true)
+if [ "$named" != "$zip" ]; then
+	idgen_warn "README.md names ${named:-no archive} where make dist makes $zip (META.json's version)"
+	exit 1
+fi
 dir=$(mktemp -d /tmp/idgen-pgxn.XXXXXX)
 idgen_on_exit rm -rf -- "$dir"
 cp -- "$zip" "$dir/"
