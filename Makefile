@@ -49,7 +49,15 @@ REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen
 REGRESS_OPTS = --temp-config=$(srcdir)/test/idgen.conf --temp-instance=./tmp_check_regress
 ISOLATION = concurrent_mint
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/idgen.conf --temp-instance=./tmp_check_iso
+# The TAP tests need perl's IPC::Run (Debian: libipc-run-perl), as
+# PostgreSQL's test modules do: without it they are skipped, saying so, and
+# make installcheck (pgxn check) runs the rest.
+IDGEN_TAP_PERL_MODULE ?= IPC::Run
+ifeq ($(shell perl -M$(IDGEN_TAP_PERL_MODULE) -e 1 2>/dev/null && echo yes),yes)
 TAP_TESTS = 1
+else ifneq ($(filter installcheck,$(MAKECMDGOALS)),)
+$(info idgen: perl's $(IDGEN_TAP_PERL_MODULE) is not installed (Debian: apt-get install libipc-run-perl), so the TAP tests (t/*.pl) are skipped)
+endif
 
 EXTRA_CLEAN = tmp_check_regress
 

@@ -201,7 +201,11 @@ prove_flags="-j$tap_jobs --timer${PROVE_FLAGS:+ $PROVE_FLAGS}"
 prove_args=("PROVE_FLAGS=$prove_flags")
 [ -z "${PROVE_TESTS:-}" ] || prove_args+=("PROVE_TESTS=$PROVE_TESTS")
 if wanted tap; then
-	if [ -z "$(makevar TAP_TESTS)" ] || ! compgen -G 't/*.pl' >/dev/null; then
+	if ! perl -MIPC::Run -e 1 2>/dev/null; then
+		# this command installs what the suites need: a skip here would hide it
+		idgen_warn "perl's IPC::Run is not installed (libipc-run-perl): the TAP suite cannot run"
+		result[tap]=FAIL
+	elif [ -z "$(makevar TAP_TESTS)" ] || ! compgen -G 't/*.pl' >/dev/null; then
 		result[tap]=SKIP
 	elif ! run_make tap REGRESS= ISOLATION= "${prove_args[@]}"; then
 		# prove's "Test Summary Report" names the files that failed
