@@ -557,14 +557,15 @@ finish_job()
 	cat -- "$logs/$j.out"
 }
 
-# an interrupted matrix takes its jobs with it (their roots' processes die
-# with them: run_fresh's unshare --kill-child)
+# An interrupted matrix takes its jobs with it.  unshare --fork ignores
+# SIGTERM while it waits, so it gets SIGKILL: the namespace's first process
+# then dies too (--kill-child), and every process of the root with it.
 stop_jobs()
 {
 	local p
 	for p in "${!pid_job[@]}"; do
-		pkill -TERM -P "$p" 2>/dev/null || true
-		kill -TERM "$p" 2>/dev/null || true
+		pkill -KILL -P "$p" 2>/dev/null || true
+		kill -KILL "$p" 2>/dev/null || true
 	done
 }
 idgen_on_exit stop_jobs
