@@ -27,13 +27,14 @@ $registry->start;
 my $conninfo =
   'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
 
-# rounds every second; 2 s of offset allowed
-my $a = idgen_node('a', conf => <<"EOC");
+# rounds every second; 2 s of offset allowed; B, later, is configured alike
+my $conf = <<"EOC";
 idgen.lease_registry = '$conninfo'
 idgen.lease_duration = '3s'
 idgen.max_clock_offset = '2s'
 idgen.shard_id = 1
 EOC
+my $a = idgen_node('a', conf => $conf);
 my $clock = PostgreSQL::Test::Utils::tempdir() . '/clock';
 set_clock_offset($clock, 0);
 start_with_clock($a, $clock);
@@ -114,12 +115,7 @@ cmp_ok($largest, '>', 4000, "and the largest seen is kept ($largest ms)");
 # and A, whose clock puts that end 20 s further off, still finds B in the
 # row and stops showing (and minting for) the shard within a round.
 set_clock_offset($clock, -20);
-my $b = idgen_node('b', conf => <<"EOC");
-idgen.lease_registry = '$conninfo'
-idgen.lease_duration = '3s'
-idgen.max_clock_offset = '2s'
-idgen.shard_id = 1
-EOC
+my $b = idgen_node('b', conf => $conf);
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION idgen');
 ok( $b->poll_query_until('postgres',
@@ -127,7 +123,7 @@ ok( $b->poll_query_until('postgres',
 	'B takes shard 1 once the lease of A, its clock 20 s back, ends');
 ok(eventually("SELECT state <> 'held' FROM idgen_leases() WHERE shard = 1", 't', 3),
 	'A stops showing the lease held within a round, not 20 s later');
-my ($ret) = $a->psql('postgres', 'SELECT idgen_next()');
+($ret) = $a->psql('postgres', 'SELECT idgen_next()');
 isnt($ret, 0, 'and does not mint for it');
 $b->stop;
 set_clock_offset($clock, 0);
