@@ -13,7 +13,9 @@ OBJS = \
 	src/idgen.o \
 	src/layout.o \
 	src/layout_history.o \
-	src/layout_versions.o \
+	src/layout_stamp.o \
+	src/decode.o \
+	src/stamp_worker.o \
 	src/durable_file.o \
 	src/layout_spec.o \
 	src/shard.o \
@@ -38,7 +40,7 @@ SHLIB_LINK_INTERNAL = $(libpq)
 
 EXTENSION = idgen
 # one base script and the upgrade chain, as contrib ships them
-DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/idgen--1.2--1.3.sql
+DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/idgen--1.2--1.3.sql sql/idgen--1.3--1.4.sql
 PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with

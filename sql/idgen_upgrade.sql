@@ -117,4 +117,35 @@ ALTER EXTENSION idgen UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'idgen';
 SELECT * FROM pg_temp.idgen_differences();
 
+-- 1.3: its table holds the layout history, and this library decodes by the
+-- server's history where the table is a prefix of it; the update stamps
+-- the history on the extension's comment and drops the table
+DROP EXTENSION idgen;
+CREATE EXTENSION idgen VERSION '1.3';
+INSERT INTO idgen_layout_versions
+  SELECT version, epoch, shard_bits, sequence_bits, first_id, 1
+    FROM idgen_layout_history();
+SELECT id_to_shard(4194309127) AS decodes_under_1_3;
+SELECT obj_description(oid, 'pg_extension') LIKE '%[layout history:%' AS stamped
+  FROM pg_extension WHERE extname = 'idgen';
+ALTER EXTENSION idgen UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'idgen';
+SELECT * FROM pg_temp.idgen_differences();
+SELECT obj_description(e.oid, 'pg_extension') =
+       'time-sorted, unique 64-bit IDs minted in shared memory [layout history: ' ||
+       (SELECT string_agg(first_id || ' ' || shard_bits || '/' || sequence_bits || ' ' ||
+                          to_char(epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ', '
+                          ORDER BY version)
+          FROM idgen_layout_history()) || ']' AS stamped_with_the_history
+  FROM pg_extension AS e WHERE e.extname = 'idgen';
+SELECT id_to_shard(4194309127) AS decodes_under_1_4;
+-- a comment by hand keeps the stamp; a malformed stamp is refused
+COMMENT ON EXTENSION idgen IS 'our IDs';
+SELECT obj_description(oid, 'pg_extension') ~ '^our IDs \[layout history: 0 12/10 ' AS kept
+  FROM pg_extension WHERE extname = 'idgen';
+COMMENT ON EXTENSION idgen IS 'x [layout history: 0 12/10 yesterday]';
+COMMENT ON EXTENSION idgen IS NULL;
+SELECT obj_description(oid, 'pg_extension') ~ '^ \[layout history: 0 12/10 ' AS kept_on_null
+  FROM pg_extension WHERE extname = 'idgen';
+
 DROP TABLE fresh;

@@ -78,7 +78,7 @@
 #include "generator.h"
 #include "layout.h"
 #include "layout_history.h"
-#include "layout_versions.h"
+#include "stamp_worker.h"
 #include "settings.h"
 #include "wait_event.h"
 #include "worker.h"
@@ -1006,19 +1006,12 @@ fence_log_history(void)
 						   timestamp_text(idgen_ms_to_timestamptz((int64) (added->first_id >> low_bits()))))));
 	}
 	/*
-	 * Each database's copy, for the dumps, and its marker where one fits:
-	 * after a version was appended, a history taken over, or a pg_upgrade
-	 * that brought databases whose copies name the old cluster's history.
-	 * Not while pg_upgrade itself runs the server: a connection to a
-	 * database would stop it dropping or creating one.
+	 * Every database's stamp, for the dumps, before an ID of a new version
+	 * is minted.  Not while pg_upgrade itself runs the server: a connection
+	 * to a database would stop it dropping or creating one.
 	 */
 	if (!IsBinaryUpgrade)
-	{
-		IdgenLayoutVersion here;
-
-		idgen_version_here(&here);
-		idgen_versions_launch_sync(&here, added != NULL || history_taken_over);
-	}
+		idgen_stamps_begin(&history);
 }
 
 /*
@@ -1115,6 +1108,7 @@ idgen_fence_worker_main(Datum main_arg)
 			(now >= wake_at && now - state_ms < IDGEN_FENCE_KEEP_OPEN_MS))
 			fence_advance();
 		fence_rewrite_after_checkpoint();
+		idgen_stamps_retry();
 
 		/* a clock stepped back does not put the next one off */
 		if (now >= next_layout_warning_ms ||

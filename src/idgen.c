@@ -46,13 +46,14 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "decode.h"
 #include "fence.h"
 #include "fence_gate.h"
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
 #include "layout_history.h"
-#include "layout_versions.h"
+#include "layout_stamp.h"
 #include "lease.h"
 #include "lease_worker.h"
 #include "public_id.h"
@@ -78,9 +79,6 @@ PG_FUNCTION_INFO_V1(idgen_decode);
 PG_FUNCTION_INFO_V1(idgen_span);
 PG_FUNCTION_INFO_V1(idgen_layout_history);
 PG_FUNCTION_INFO_V1(id_to_layout_version);
-PG_FUNCTION_INFO_V1(idgen_layout_record);
-PG_FUNCTION_INFO_V1(idgen_layout_adopt);
-PG_FUNCTION_INFO_V1(idgen_layout_versions_changed);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -111,6 +109,7 @@ _PG_init(void)
 
 	idgen_fence_register();
 	idgen_lease_register();
+	idgen_stamp_hook_install();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = idgen_shmem_request;
@@ -127,6 +126,7 @@ idgen_shmem_request(void)
 	RequestAddinShmemSpace(idgen_shmem_size());
 	RequestAddinShmemSpace(idgen_fence_gate_shmem_size());
 	RequestAddinShmemSpace(idgen_history_shmem_size());
+	RequestAddinShmemSpace(idgen_stamps_shmem_size());
 	RequestAddinShmemSpace(idgen_lease_shmem_size());
 	RequestNamedLWLockTranche(IDGEN_FENCE_LOCK_TRANCHE, 1);
 }
@@ -145,6 +145,7 @@ idgen_shmem_startup(void)
 	generator_found = idgen_shmem_attach();
 	gate_found = idgen_fence_gate_shmem_attach();
 	history_found = idgen_history_shmem_attach();
+	idgen_stamps_shmem_attach();
 	/* one segment holds them all: they are new together */
 	Assert(generator_found == gate_found && gate_found == history_found);
 	if (!generator_found)
@@ -188,26 +189,10 @@ check_shard(int32 shard)
 		idgen_shard_check_owned(shard);
 }
 
-/*
- * A database whose layout history cannot tell its IDs from this server's
- * (a restore not adopted yet) mints none: they would decode by another
- * layout.  Checked once, then one predictable branch until the history or
- * the table changes.
- */
-static inline void
-check_database_history(void)
-{
-	if (unlikely(!idgen_database_history_ok))
-	{
-		idgen_check_preloaded();
-		(void) idgen_decoding_history();
-	}
-}
-
 Datum
 idgen_next(PG_FUNCTION_ARGS)
 {
-	check_database_history();
+	idgen_check_database_mints();
 	PG_RETURN_INT64(idgen_mint(default_shard()));
 }
 
@@ -217,7 +202,7 @@ idgen_next_shard(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 
 	idgen_check_preloaded();
-	check_database_history();
+	idgen_check_database_mints();
 	check_shard(shard);
 	PG_RETURN_INT64(idgen_mint(shard));
 }
@@ -236,7 +221,7 @@ next_n(FunctionCallInfo fcinfo, int32 shard)
 	bool		nulls[1] = {false};
 
 	idgen_check_preloaded();
-	check_database_history();
+	idgen_check_database_mints();
 	limit = idgen_block_limit();
 	if (n < 1 || n > limit)
 		ereport(ERROR,
@@ -425,20 +410,20 @@ id_to_layout_version(PG_FUNCTION_ARGS)
 
 /*
  * One row per version of the server's layout history, oldest first, and
- * whether this database's copy has it.
+ * whether this database's stamp lists it.
  */
 Datum
 idgen_layout_history(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	const IdgenLayoutHistory *history;
-	const IdgenLayoutHistory *decoding = NULL;
+	const IdgenLayoutHistory *stamp;
 
 	idgen_check_preloaded();
 	InitMaterializedSRF(fcinfo, 0);
 	history = idgen_server_history(NULL);
-	/* a database whose copy disagrees still shows the server's */
-	decoding = idgen_decoding_history_if_any();
+	/* a database whose stamp differs still shows the server's history */
+	stamp = idgen_database_stamp_if_any();
 	for (int i = 0; i < history->nversions; i++)
 	{
 		const IdgenLayoutVersion *v = &history->versions[i];
@@ -448,10 +433,12 @@ idgen_layout_history(PG_FUNCTION_ARGS)
 		bool		nulls[10] = {0};
 		bool		decodes = false;
 
-		for (int j = 0; decoding && j < decoding->nversions; j++)
-			if (decoding->versions[j].first_id == v->first_id &&
-				idgen_same_layout(&decoding->versions[j], v))
-				decodes = true;
+		if (stamp == NULL)
+			decodes = true;
+		else if (i < stamp->nversions &&
+				 stamp->versions[i].first_id == v->first_id &&
+				 idgen_same_layout(&stamp->versions[i], v))
+			decodes = true;
 
 		values[0] = Int32GetDatum(i + 1);
 		values[1] = TimestampTzGetDatum(v->epoch);
@@ -466,66 +453,4 @@ idgen_layout_history(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
-}
-
-/* Copy the versions the decoders use into this database's table. */
-Datum
-idgen_layout_record(PG_FUNCTION_ARGS)
-{
-	IdgenLayoutVersion here;
-
-	idgen_check_preloaded();
-	idgen_version_here(&here);
-	PG_RETURN_INT32(idgen_versions_record(false, &here));
-}
-
-/*
- * A database restored from a server with another layout: raise the
- * generator above its largest ID, and begin there a version of this
- * server's layout in the database's copy.
- */
-Datum
-idgen_layout_adopt(PG_FUNCTION_ARGS)
-{
-	int64		above = PG_GETARG_INT64(0);
-	IdgenLayoutVersion current;
-	int			version;
-	int			low = idgen_layout.shard_bits + idgen_layout.sequence_bits;
-
-	idgen_check_preloaded();
-	idgen_refuse_negative(above, IDGEN_NEGATIVE_ID_HINT);
-	DirectFunctionCall1(idgen_advance_past, Int64GetDatum(above));
-	memset(&current, 0, sizeof(current));
-	current.epoch = idgen_layout.epoch;
-	current.shard_bits = idgen_layout.shard_bits;
-	current.sequence_bits = idgen_layout.sequence_bits;
-	current.first_id = (uint64) Max(idgen_generator_ms(), idgen_id_ms(above) + 1) << low;
-	version = idgen_versions_adopt(&current);
-	if (version == 0)
-		ereport(NOTICE,
-				(errmsg("this database already decodes by the server's layout")));
-	PG_RETURN_INT32(version);
-}
-
-/*
- * The statement trigger of idgen_layout_versions (see layout_versions.c):
- * where this server stands, for the marker a restore may need.
- */
-Datum
-idgen_layout_versions_changed(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	IdgenLayoutVersion here;
-
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event) ||
-		!TRIGGER_FIRED_AFTER(trigdata->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("idgen_layout_versions_changed() must be called as an AFTER statement trigger")));
-	idgen_check_preloaded();
-	idgen_version_here(&here);
-	(void) idgen_versions_after_write(RelationGetRelid(trigdata->tg_relation),
-									  TRIGGER_FIRED_BY_INSERT(trigdata->tg_event),
-									  &here);
-	return PointerGetDatum(NULL);
 }

@@ -4,9 +4,21 @@
  *		The ID layout: validation at start, encoding and decoding.
  *
  * The layout (epoch and field widths) is read once, when the postmaster
- * loads the library, and never changes while the server runs: that is what
- * lets the decoding functions be IMMUTABLE.  A durable record of it (see
- * fence.c) refuses a later start with a different one.
+ * loads the library.  Decoding follows the layout history instead
+ * (layout_history.c): each ID by the version that minted it.
+ *
+ * Why the ID decoders are IMMUTABLE.  A decoder's answer for an ID depends
+ * on the version in force at that ID, and a history only grows, at a start,
+ * by a version whose first ID is above every ID the server has minted; so
+ * no ID that exists anywhere on the server ever decodes differently.  In a
+ * database whose IDs came from elsewhere (a restore), the decoders answer
+ * only when the database's stamp is the server's history version for
+ * version (layout_stamp.c), and fail otherwise: an answer, once given, is
+ * the one it will always be, or an error.  What can change is the decoding
+ * of an ID value no server of this history has minted (a constant above the
+ * generator), and min_id_at() of a time after a later change and
+ * idgen_span(): those follow the settings, as a collation does its version,
+ * and idgen_layout_dependents() lists what holds them.
  *
  * Time in the layout is whole milliseconds since the epoch, rounded down,
  * so that min_id_at(), id_to_timestamp() and the wall clock agree on which
@@ -28,7 +40,6 @@
 #include "utils/timestamp.h"
 
 #include "layout.h"
-#include "layout_versions.h"
 
 IdgenLayout idgen_layout;
 bool		idgen_layout_ready = false;
@@ -262,16 +273,6 @@ idgen_id_ms(int64 id)
 	return id >> (idgen_layout.shard_bits + idgen_layout.sequence_bits);
 }
 
-/* Decoding follows the layout history: each ID by the version that minted it. */
-static const IdgenLayoutVersion *
-version_of(int64 id)
-{
-	int			version;
-
-	check_id(id);
-	return idgen_history_version_of_id(idgen_decoding_history(), id, &version);
-}
-
 /*
  * As idgen_ms_to_timestamptz, in a version's milliseconds: infinity past
  * PostgreSQL's last timestamp.
@@ -280,102 +281,4 @@ TimestampTz
 idgen_version_ms_to_timestamptz(const IdgenLayoutVersion *v, int64 ms)
 {
 	return epoch_ms_to_timestamptz(v->epoch, ms);
-}
-
-TimestampTz
-idgen_id_timestamp(int64 id, int *version)
-{
-	const IdgenLayoutVersion *v;
-
-	check_id(id);
-	v = idgen_history_version_of_id(idgen_decoding_history(), id, version);
-	return idgen_version_ms_to_timestamptz(v, id >> (v->shard_bits + v->sequence_bits));
-}
-
-int
-idgen_id_layout_version(int64 id)
-{
-	int			version;
-
-	check_id(id);
-	(void) idgen_history_version_of_id(idgen_decoding_history(), id, &version);
-	return version;
-}
-
-int32
-idgen_id_shard(int64 id)
-{
-	const IdgenLayoutVersion *v = version_of(id);
-
-	return (int32) ((id >> v->sequence_bits) &
-					((INT64CONST(1) << v->shard_bits) - 1));
-}
-
-int32
-idgen_id_sequence(int64 id)
-{
-	const IdgenLayoutVersion *v = version_of(id);
-
-	return (int32) (id & ((INT64CONST(1) << v->sequence_bits) - 1));
-}
-
-/*
- * The smallest ID of the millisecond containing ts, under the version in
- * force at ts: shard and sequence zero, so [min_id_at(a), min_id_at(b))
- * holds every ID minted in [a, b).  Held between the version's first ID and
- * the next version's, so that it rises with ts across a cut-over even where
- * the new layout moved the time field.
- */
-int64
-idgen_min_id_at(TimestampTz ts)
-{
-	const IdgenLayoutVersion *v;
-	int			version;
-	uint64		below;
-	int			low_bits;
-	int			time_bits;
-	int64		ms;
-	int64		id;
-
-	idgen_check_preloaded();
-	v = idgen_history_version_at(idgen_decoding_history(), ts, &version, &below);
-	low_bits = v->shard_bits + v->sequence_bits;
-	time_bits = 63 - low_bits;
-
-	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < v->epoch)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp is before the epoch of the ID layout"),
-				 errdetail("\"%s\" is %s.", "idgen.epoch",
-						   timestamptz_to_str(v->epoch)),
-				 errhint("Use a timestamp on or after the epoch.")));
-
-	/*
-	 * ts >= epoch, so the difference is non-negative, but it may not fit in
-	 * an int64 (the largest timestamp less an epoch long before 2000): it
-	 * does in a uint64, and in milliseconds it fits an int64 again.
-	 */
-	if (TIMESTAMP_IS_NOEND(ts))
-		ms = INT64CONST(1) << time_bits;
-	else
-		ms = (int64) (((uint64) ts - (uint64) v->epoch) / 1000);
-	if (ms >= (INT64CONST(1) << time_bits))
-	{
-		/* a version that ended before the next began: the next's first */
-		if (below != PG_UINT64_MAX)
-			return (int64) below;
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp is past the end of the ID layout"),
-				 errdetail("With %d bits of milliseconds, IDs end at %s.",
-						   time_bits,
-						   timestamptz_to_str(idgen_version_ms_to_timestamptz(v, INT64CONST(1) << time_bits))),
-				 errhint("Use a timestamp before the end of the layout.")));
-	}
-
-	id = ms << low_bits;
-	id = Max(id, (int64) v->first_id);
-	if ((uint64) id > below)
-		id = (int64) below;
-	return id;
 }

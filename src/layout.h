@@ -108,10 +108,5 @@ idgen_encode(int64 ms, int32 shard, int64 sequence)
 
 /* Decoding, for SQL: each checks its argument. */
 extern int64 idgen_id_ms(int64 id);
-extern TimestampTz idgen_id_timestamp(int64 id, int *version);
-extern int32 idgen_id_shard(int64 id);
-extern int32 idgen_id_sequence(int64 id);
-extern int64 idgen_min_id_at(TimestampTz ts);
-extern int	idgen_id_layout_version(int64 id);
 
 #endif							/* IDGEN_LAYOUT_H */

@@ -33,6 +33,7 @@ static const char *const wait_event_names[IDGEN_NUM_WAIT_EVENTS] = {
 	[IDGEN_WAIT_LEASE] = "IdgenLease",
 	[IDGEN_WAIT_LEASE_WORKER_MAIN] = "IdgenLeaseWorkerMain",
 	[IDGEN_WAIT_LEASE_REGISTRY] = "IdgenLeaseRegistry",
+	[IDGEN_WAIT_STAMPS] = "IdgenStamps",
 };
 
 static uint32 wait_event_infos[IDGEN_NUM_WAIT_EVENTS];

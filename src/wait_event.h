@@ -21,6 +21,7 @@ typedef enum IdgenWaitEvent
 	IDGEN_WAIT_LEASE,			/* a mint waits for a shard's lease */
 	IDGEN_WAIT_LEASE_WORKER_MAIN,	/* the lease worker between renewals */
 	IDGEN_WAIT_LEASE_REGISTRY,	/* the lease worker waits for the registry */
+	IDGEN_WAIT_STAMPS,			/* a mint waits for every database's stamp */
 	IDGEN_NUM_WAIT_EVENTS
 } IdgenWaitEvent;
 

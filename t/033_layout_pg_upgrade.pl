@@ -2,9 +2,9 @@
 # Copyright (c) 2026, The idgen Authors
 #
 # pg_upgrade into a new cluster after a layout change (12 shard bits and 10
-# sequence bits to 13 and 9): each database's copy of the layout history
-# (idgen_layout_versions) comes with the upgraded data, the server's history
-# and fence do not (doc/upgrading.md):
+# sequence bits to 13 and 9): each database's stamp of the layout history
+# (the end of the extension's comment) comes with the upgraded catalog; the
+# server's history and fence do not (doc/upgrading.md):
 #
 #  - with the old cluster's idgen.state and idgen.layouts copied into the
 #    new data directory before its first start, and one start with
@@ -13,14 +13,10 @@
 #    expression index still agree with the decoders, the new server's
 #    history is the old one's, and its new IDs are above every old one and
 #    decode by B;
-#  - without the files, and with the old cluster's last layout, the
-#    "idgen layouts" worker leaves a marker where the new server begins,
-#    and every ID decodes as minted;
-#  - without the files, with another layout, the upgraded database's
-#    history is not one the new server began: every decoder refuses,
-#    loudly, rather than decode old IDs by the new server's history;
-#    idgen_layout_adopt() then begins the server's layout above them and
-#    old IDs decode as minted.
+#  - without the files, the new server's history is one it assumed (B from
+#    0), which is not the database's stamp: every decoder and INSERT
+#    refuses, loudly, rather than decode old IDs by B; the files copied in
+#    afterwards (the guide's remedy) make every ID decode as minted.
 
 use strict;
 use warnings;
@@ -81,9 +77,7 @@ SELECT string_agg(format('%s %s %s %s %s', version, epoch, shard_bits,
   FROM idgen_layout_history()};
 
 my $copy_sql = q{
-SELECT string_agg(format('%s %s %s %s', version, shard_bits, sequence_bits,
-		first_id), E'\n' ORDER BY version)
-  FROM idgen_layout_versions};
+SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'idgen'};
 
 # pg_upgrade from $old to $new, both stopped, as PostgreSQL's own
 # src/bin/pg_upgrade/t/002_pg_upgrade.pl runs it.
@@ -146,8 +140,8 @@ my ($cut) = slurp_file($old->logfile, $offset) =~
 $cut //= 0;
 ok( log_has(
 		$old, $offset,
-		qr/idgen recorded 1 layout version\(s\) in database "postgres"/),
-	'the "idgen layouts" worker records version 2 in the database');
+		qr/idgen stamped database "postgres" with layout versions 2 to 2/),
+	'the "idgen stamps" worker stamps version 2 on the database');
 my @ids_b = insert_rows($old, 1000, 'layout B');
 usleep(20_000);
 push @ids_b, insert_rows($old, 1000, 'layout B');
@@ -167,7 +161,9 @@ my $decoded  = decodes($old, $max_old);
 my $history  = $old->safe_psql('postgres', $history_sql);
 my $db_copy  = $old->safe_psql('postgres', $copy_sql);
 is($history =~ tr/\n//, 1, 'the old cluster\'s history has two versions');
-note "old history:\n$history\nold database copy:\n$db_copy";
+note "old history:\n$history\nold database stamp:\n$db_copy";
+like($db_copy, qr/\[layout history: 0 12\/10 2026-01-01T00:00:00Z, $cut 13\/9 2026-01-01T00:00:00Z\]$/,
+	'the database\'s stamp is the history');
 
 write_conf(layout_conf($old), $conf_b);
 $old->stop;
@@ -245,7 +241,7 @@ check_decoding($new, 'the new cluster');
 is($new->safe_psql('postgres', $history_sql),
 	$history, 'the new cluster\'s layout history is the old one\'s');
 is($new->safe_psql('postgres', $copy_sql),
-	$db_copy, 'the database\'s copy came with the upgraded data, unchanged');
+	$db_copy, 'the database\'s stamp came with the upgraded catalog, unchanged');
 
 my @fresh = insert_rows($new, 100, 'the new cluster');
 ok(min_id(\@fresh) > $max_old, 'the new cluster\'s IDs are above every old ID');
@@ -260,78 +256,46 @@ check_decoding($new, 'the new cluster, restarted');
 $new->stop;
 
 # --------------------------------------------------------------------------
-# pg_upgrade into a third cluster, the files forgotten, with the old
-# cluster's last layout: the "idgen layouts" worker leaves the marker where
-# the third server begins, and every ID decodes as minted.
+# pg_upgrade into a third cluster, the files forgotten: its history is the
+# one it assumed, layout B from 0, and the database's stamp says otherwise.
 
 my $third = new_node('third');
 write_conf(layout_conf($third), $conf_b);
 $upgrade_log = pg_upgrade($old, $third, 'without the files');
 note "what the servers logged of idgen during pg_upgrade:\n$upgrade_log";
-$offset = -s $third->logfile;
 ($started, $log) = start_logged($third);
 ok($started, 'the third cluster starts');
-ok( log_has($third, $offset,
-		qr/idgen recorded 1 layout version\(s\) in database "postgres"/),
-	'without the files, the same layout: a marker is recorded');
-is( $third->safe_psql('postgres',
-		'SELECT count(*), bool_and(shard_bits = 13 AND sequence_bits = 9) FROM idgen_layout_versions WHERE version = 3'),
-	'1|t', 'version 3 of the database\'s copy is the third server\'s, of layout B');
-check_decoding($third, 'without the files, after the marker');
-my @third_ids = insert_rows($third, 100, 'the third cluster');
-ok(min_id(\@third_ids) > $max_old,
-	'the third cluster\'s IDs are above every old ID');
-is( $third->safe_psql(
-		'postgres',
-		"SELECT count(*) FILTER (WHERE id_to_layout_version(id) = 3
-									AND id_to_shard(id) = 5000), count(*)
-		   FROM items WHERE id > $max_old"),
-	'100|100',
-	'and decode by layout B, as version 3');
-$third->stop;
-
-# --------------------------------------------------------------------------
-# pg_upgrade into a fourth cluster, the files forgotten, with another
-# layout: nothing tells old IDs from the server's, and every decoder
-# refuses until idgen_layout_adopt().
-
-my $conf_c = "idgen.epoch = '2025-06-01 00:00:00+00'\nidgen.shard_bits = 10\n"
-  . "idgen.sequence_bits = 12\nidgen.shard_id = 300\n";
-my $fourth = new_node('fourth');
-write_conf(layout_conf($fourth), $conf_c);
-$upgrade_log = pg_upgrade($old, $fourth, 'without the files, another layout');
-($started, $log) = start_logged($fourth);
-ok($started, 'the fourth cluster starts');
-usleep(2_000_000);
-is($fourth->safe_psql('postgres', $copy_sql),
-	$db_copy, 'another layout: the database\'s copy is as it came, no marker');
+is($third->safe_psql('postgres', $copy_sql),
+	$db_copy, 'without the files: the stamp is as it came');
 foreach my $f ('id_to_timestamp', 'id_to_shard', 'id_to_sequence',
 	'id_to_layout_version', 'idgen_decode')
 {
 	my ($ret, $err) =
-	  psql_fails($fourth, "SELECT $f(id) FROM items ORDER BY id LIMIT 1");
-	isnt($ret, 0, "another layout: $f() fails");
-	like($err, qr/this database's layout history does not match the server's/,
-		"another layout: $f() says the histories do not match");
+	  psql_fails($third, "SELECT $f(id) FROM items ORDER BY id LIMIT 1");
+	isnt($ret, 0, "without the files: $f() fails");
+	like($err, qr/55000: this database's layout history does not match the server's/,
+		"without the files: $f() says the histories do not match");
 }
-my ($ret, $err) = psql_fails($fourth, 'INSERT INTO items DEFAULT VALUES');
-isnt($ret, 0, 'another layout: a row is refused');
+my ($ret, $err) = psql_fails($third, 'INSERT INTO items DEFAULT VALUES');
+isnt($ret, 0, 'without the files: a row is refused');
 like($err, qr/does not match the server's/, 'for the same reason');
+is($third->safe_psql('postgres', 'SELECT count(*) FROM items'),
+	$n_a + $n_b, 'without the files: no row was added');
 
-my $adopted = $fourth->safe_psql('postgres',
-	"SELECT idgen_layout_adopt((SELECT max(id) FROM items))");
-is($adopted, '3', 'idgen_layout_adopt() begins version 3 of the database\'s history');
-check_decoding($fourth, 'another layout, after idgen_layout_adopt()');
-my @fourth_ids = insert_rows($fourth, 100, 'the fourth cluster');
-ok(min_id(\@fourth_ids) > $max_old,
-	'the fourth cluster\'s IDs are above every old ID');
-is( $fourth->safe_psql(
-		'postgres',
-		"SELECT count(*) FILTER (WHERE id_to_layout_version(id) = 3
-									AND id_to_shard(id) = 300), count(*)
-		   FROM items WHERE id > $max_old"),
-	'100|100',
-	'and decode by layout C, as version 3');
-$fourth->stop;
+# The remedy: the old cluster's files, and one start that takes them.
+$third->stop;
+foreach my $f ('idgen.state', 'idgen.layouts')
+{
+	copy($old->data_dir . "/$f", $third->data_dir . "/$f")
+	  or die "could not copy $f: $!";
+}
+write_conf(layout_conf($third), $conf_b . $foreign);
+($started, $log) = start_logged($third);
+ok($started, 'the third cluster starts with the old files');
+check_decoding($third, 'the files copied in after the first start');
+my @third_ids = insert_rows($third, 100, 'the third cluster');
+ok(min_id(\@third_ids) > $max_old,
+	'the third cluster\'s IDs are above every old ID');
+$third->stop;
 
 done_testing();

@@ -1,0 +1,892 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout_stamp.c
+ *		Each database's stamp of the layout history.
+ *
+ * The decoders decode by the server's history alone (layout_history.c).
+ * A dump must still say which layouts its IDs were minted under, or a
+ * server with another history would decode them wrong.  It does so by the
+ * stamp: the history as text at the end of the extension's comment, which
+ * pg_dump writes with default flags right after CREATE EXTENSION, before
+ * any row.  Nothing of idgen is a table that schema tools or publications
+ * would see.
+ *
+ * A database decodes and mints only when its stamp is the server's
+ * history, version for version.  Otherwise (a restore from a server with
+ * another history) every decoder and idgen_next() fail until
+ * idgen_layout_adopt().  Two exceptions keep a layout change quiet: while
+ * the "idgen stamps" worker has not stamped every database with a new
+ * version yet (minting waits for it, so no ID of the version exists), and
+ * on a standby (which replays the stamps before any such ID), a stamp that
+ * is the history's first versions decodes by the history.
+ *
+ * A database still at 1.3 has no stamp but its table idgen_layout_versions:
+ * its versions serve as the stamp, a prefix of the history being how 1.3
+ * kept its own.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/layout_stamp.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_description.h"
+#include "catalog/pg_extension.h"
+#include "commands/comment.h"
+#include "commands/trigger.h"
+#include "common/hashfn.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "pgtime.h"
+#include "port/atomics.h"
+#include "storage/latch.h"
+#include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "idgen_compat.h"
+#include "fence_gate.h"
+#include "layout.h"
+#include "layout_stamp.h"
+#include "settings.h"
+#include "wait_event.h"
+
+PG_FUNCTION_INFO_V1(idgen_layout_adopt_server);
+PG_FUNCTION_INFO_V1(idgen_layout_stamp_from_copy);
+PG_FUNCTION_INFO_V1(idgen_layout_record);
+PG_FUNCTION_INFO_V1(idgen_layout_adopt);
+PG_FUNCTION_INFO_V1(idgen_layout_versions_restore);
+PG_FUNCTION_INFO_V1(idgen_layout_versions_changed);
+
+#define STAMP_OPEN		" [layout history: "
+#define STAMP_CLOSE		"]"
+#define COPY_TABLE		"idgen_layout_versions"
+#define COPY_COLUMNS	6
+
+/* ---- The stamp's text ---- */
+
+/* An instant as ISO 8601 in UTC, whatever DateStyle and TimeZone say. */
+static void
+append_instant(StringInfo buf, TimestampTz ts)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+		elog(ERROR, "layout epoch out of range");
+	appendStringInfo(buf, "%04d-%02d-%02dT%02d:%02d:%02d",
+					 tm.tm_year, tm.tm_mon, tm.tm_mday,
+					 tm.tm_hour, tm.tm_min, tm.tm_sec);
+	if (fsec != 0)
+		appendStringInfo(buf, ".%06d", (int) fsec);
+	appendStringInfoChar(buf, 'Z');
+}
+
+/* "0 12/10 2026-01-01T00:00:00Z, ...": first ID, widths, epoch. */
+void
+idgen_stamp_format(StringInfo buf, const IdgenLayoutHistory *h)
+{
+	for (int i = 0; i < h->nversions; i++)
+	{
+		const IdgenLayoutVersion *v = &h->versions[i];
+
+		if (i > 0)
+			appendStringInfoString(buf, ", ");
+		appendStringInfo(buf, UINT64_FORMAT " %d/%d ", v->first_id,
+						 v->shard_bits, v->sequence_bits);
+		append_instant(buf, v->epoch);
+	}
+}
+
+static bool
+parse_instant(const char **p, TimestampTz *ts)
+{
+	struct pg_tm tm = {0};
+	int			usec = 0;
+	int			n = 0;
+	const char *s = *p;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+			   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
+		return false;
+	s += n;
+	if (*s == '.')
+	{
+		n = 0;
+		if (sscanf(s, ".%6d%n", &usec, &n) != 1 || n != 7)
+			return false;
+		s += n;
+	}
+	if (*s++ != 'Z')
+		return false;
+	if (tm2timestamp(&tm, usec, NULL, ts) != 0)
+		return false;
+	*p = s;
+	return true;
+}
+
+/* The versions of a stamp's text; false where it is not one. */
+bool
+idgen_stamp_parse(const char *text, IdgenLayoutHistory *h)
+{
+	const char *p = text;
+
+	memset(h, 0, sizeof(*h));
+	while (*p != '\0')
+	{
+		IdgenLayoutVersion *v;
+		char	   *end;
+		long		shard_bits;
+		long		sequence_bits;
+
+		if (h->nversions >= IDGEN_MAX_LAYOUT_VERSIONS)
+			return false;
+		v = &h->versions[h->nversions++];
+		if (!isdigit((unsigned char) *p))
+			return false;
+		errno = 0;
+		v->first_id = strtoull(p, &end, 10);
+		if (errno != 0 || *end != ' ')
+			return false;
+		shard_bits = strtol(end + 1, &end, 10);
+		if (*end != '/')
+			return false;
+		sequence_bits = strtol(end + 1, &end, 10);
+		if (*end != ' ' || shard_bits < 0 || shard_bits > 63 ||
+			sequence_bits < 0 || sequence_bits > 63)
+			return false;
+		v->shard_bits = (int32) shard_bits;
+		v->sequence_bits = (int32) sequence_bits;
+		p = end + 1;
+		if (!parse_instant(&p, &v->epoch))
+			return false;
+		if (*p == ',' && p[1] == ' ')
+			p += 2;
+		else if (*p != '\0')
+			return false;
+	}
+	return h->nversions > 0 && idgen_history_check(h);
+}
+
+IdgenStampMatch
+idgen_stamp_match(const IdgenLayoutHistory *stamp, const IdgenLayoutHistory *server)
+{
+	if (stamp->nversions > server->nversions)
+		return IDGEN_STAMP_OTHER;
+	for (int i = 0; i < stamp->nversions; i++)
+		if (stamp->versions[i].first_id != server->versions[i].first_id ||
+			!idgen_same_layout(&stamp->versions[i], &server->versions[i]))
+			return IDGEN_STAMP_OTHER;
+	return stamp->nversions == server->nversions ? IDGEN_STAMP_SAME : IDGEN_STAMP_PREFIX;
+}
+
+/* ---- Whether every database is stamped: shared memory ---- */
+
+typedef struct IdgenStampsShared
+{
+	pg_atomic_uint64 done_key;	/* the history last stamped everywhere */
+	pg_atomic_uint32 last_database;	/* the last one the worker stamped */
+	pg_atomic_uint32 begun;		/* the fence worker has recorded the history */
+} IdgenStampsShared;
+
+static IdgenStampsShared *stamps_shared = NULL;
+
+Size
+idgen_stamps_shmem_size(void)
+{
+	return MAXALIGN(sizeof(IdgenStampsShared));
+}
+
+void
+idgen_stamps_shmem_attach(void)
+{
+	bool		found;
+
+	stamps_shared = ShmemInitStruct("idgen stamps", sizeof(IdgenStampsShared), &found);
+	if (!found)
+	{
+		pg_atomic_init_u64(&stamps_shared->done_key, 0);
+		pg_atomic_init_u32(&stamps_shared->last_database, InvalidOid);
+		pg_atomic_init_u32(&stamps_shared->begun, 0);
+	}
+}
+
+/* Which versions a history has, as a number: never 0. */
+uint64
+idgen_history_key(const IdgenLayoutHistory *h)
+{
+	uint64		key;
+
+	key = hash_bytes_extended((const unsigned char *) h->versions,
+							  h->nversions * sizeof(IdgenLayoutVersion),
+							  (uint64) h->nversions);
+	return key == 0 ? 1 : key;
+}
+
+bool
+idgen_stamps_pending(const IdgenLayoutHistory *h)
+{
+	return pg_atomic_read_u64(&stamps_shared->done_key) != idgen_history_key(h);
+}
+
+void
+idgen_stamps_done(uint64 key)
+{
+	pg_atomic_write_u64(&stamps_shared->done_key, key);
+}
+
+void
+idgen_stamps_begun(void)
+{
+	pg_atomic_write_u32(&stamps_shared->begun, 1);
+}
+
+void
+idgen_stamps_set_last_database(Oid dboid)
+{
+	pg_atomic_write_u32(&stamps_shared->last_database, dboid);
+}
+
+Oid
+idgen_stamps_last_database(void)
+{
+	return pg_atomic_read_u32(&stamps_shared->last_database);
+}
+
+/* ---- This database's stamp ---- */
+
+typedef struct ExtensionHere
+{
+	Oid			oid;
+	Oid			schema;
+	int			minor;			/* of 1.x */
+} ExtensionHere;
+
+/* The extension in this database; false where it is not installed. */
+static bool
+extension_here(ExtensionHere *ext)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		found = false;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("idgen"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_extension form = (Form_pg_extension) GETSTRUCT(tuple);
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+		char	   *version = isnull ? "" : TextDatumGetCString(d);
+
+		ext->oid = form->oid;
+		ext->schema = form->extnamespace;
+		ext->minor = strncmp(version, "1.", 2) == 0 ? atoi(version + 2) : 99;
+		found = true;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* Where the stamp begins in a comment, or NULL. */
+static const char *
+stamp_in(const char *comment)
+{
+	const char *open = NULL;
+	const char *p = comment;
+
+	/* the last one: a description may quote an older stamp */
+	while ((p = strstr(p, STAMP_OPEN)) != NULL)
+		open = p++;
+	if (open == NULL || comment[strlen(comment) - 1] != STAMP_CLOSE[0])
+		return NULL;
+	return open;
+}
+
+/* A comment's stamp; false where it has none or it does not parse. */
+static bool
+comment_stamp(const char *comment, IdgenLayoutHistory *stamp, bool *malformed)
+{
+	const char *open;
+	char	   *text;
+	bool		ok;
+
+	*malformed = false;
+	if (comment == NULL || (open = stamp_in(comment)) == NULL)
+		return false;
+	text = pstrdup(open + strlen(STAMP_OPEN));
+	text[strlen(text) - 1] = '\0';
+	ok = idgen_stamp_parse(text, stamp);
+	*malformed = !ok;
+	pfree(text);
+	return ok;
+}
+
+/* The description without its stamp. */
+static char *
+comment_text(const char *comment)
+{
+	const char *open;
+
+	if (comment == NULL)
+		return pstrdup("");
+	open = stamp_in(comment);
+	return open ? pnstrdup(comment, open - comment) : pstrdup(comment);
+}
+
+static void
+stamp_changed(void)
+{
+	/* heard by every process of the database at commit */
+	CacheInvalidateRelcacheByRelid(DescriptionRelationId);
+}
+
+static void
+write_comment(Oid extoid, const char *text, const IdgenLayoutHistory *h)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, text);
+	appendStringInfoString(&buf, STAMP_OPEN);
+	idgen_stamp_format(&buf, h);
+	appendStringInfoString(&buf, STAMP_CLOSE);
+	CreateComments(extoid, ExtensionRelationId, 0, buf.data);
+	CommandCounterIncrement();
+	stamp_changed();
+}
+
+static void
+copy_damaged(const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("table \"%s\" is not a layout history", COPY_TABLE),
+			 errdetail("%s", why),
+			 errhint("Run ALTER EXTENSION idgen UPDATE: idgen 1.4 keeps the history in the extension's comment.")));
+}
+
+/*
+ * The versions of 1.3's table.  Read with a catalog snapshot: the decoders
+ * may run where no statement snapshot is set.
+ */
+static void
+read_copy(Oid relid, IdgenLayoutHistory *copy)
+{
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tuple;
+	bool		seen[IDGEN_MAX_LAYOUT_VERSIONS] = {0};
+	int			rows = 0;
+
+	memset(copy, 0, sizeof(*copy));
+	rel = table_open(relid, AccessShareLock);
+	if (RelationGetDescr(rel)->natts != COPY_COLUMNS)
+		copy_damaged("It does not have the six columns of idgen 1.3.");
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[COPY_COLUMNS];
+		bool		nulls[COPY_COLUMNS];
+		int32		version;
+		IdgenLayoutVersion *v;
+
+		heap_deform_tuple(tuple, RelationGetDescr(rel), values, nulls);
+		for (int i = 0; i < COPY_COLUMNS - 1; i++)
+			if (nulls[i])
+				copy_damaged("A row has a NULL.");
+		version = DatumGetInt32(values[0]);
+		if (version < 1 || version > IDGEN_MAX_LAYOUT_VERSIONS || seen[version - 1])
+			copy_damaged("A version is out of range or repeated.");
+		seen[version - 1] = true;
+		rows++;
+		v = &copy->versions[version - 1];
+		v->epoch = DatumGetTimestampTz(values[1]);
+		v->shard_bits = DatumGetInt32(values[2]);
+		v->sequence_bits = DatumGetInt32(values[3]);
+		v->first_id = (uint64) DatumGetInt64(values[4]);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	copy->nversions = rows;
+	for (int i = 0; i < rows; i++)
+		if (!seen[i])
+			copy_damaged("A version is missing.");
+	if (rows > 0 && !idgen_history_check(copy))
+		copy_damaged("The first IDs do not rise from 0, or a layout is impossible.");
+}
+
+/* What a database has in place of a stamp. */
+typedef enum StampKind
+{
+	KIND_NONE,					/* no extension, or 1.0 to 1.2: no history */
+	KIND_COPY,					/* 1.3's table */
+	KIND_STAMP,					/* 1.4 and later: the comment's */
+	KIND_MISSING				/* 1.4 and later without one */
+} StampKind;
+
+static StampKind
+read_stamp(IdgenLayoutHistory *stamp, Oid *extoid)
+{
+	ExtensionHere ext;
+	char	   *comment;
+	bool		malformed;
+
+	memset(stamp, 0, sizeof(*stamp));
+	*extoid = InvalidOid;
+	if (!extension_here(&ext) || ext.minor < 3)
+		return KIND_NONE;
+	*extoid = ext.oid;
+	if (ext.minor == 3)
+	{
+		Oid			relid = get_relname_relid(COPY_TABLE, ext.schema);
+
+		if (!OidIsValid(relid))
+			return KIND_NONE;
+		read_copy(relid, stamp);
+		return KIND_COPY;
+	}
+	comment = GetComment(ext.oid, ExtensionRelationId, 0);
+	if (comment_stamp(comment, stamp, &malformed))
+		return KIND_STAMP;
+	return KIND_MISSING;
+}
+
+/* ---- What this process decodes and mints by ---- */
+
+typedef enum Verdict
+{
+	VERDICT_AGREE,				/* decode, and mint */
+	VERDICT_BEHIND,				/* decode only while the stamping runs */
+	VERDICT_REFUSE
+} Verdict;
+
+static struct
+{
+	bool		valid;
+	bool		callback_registered;
+	uint64		generation;		/* moved by every invalidation */
+	uint32		server_changes;
+	StampKind	kind;
+	IdgenStampMatch match;
+	Verdict		verdict;
+	IdgenLayoutHistory stamp;
+} here;
+
+const IdgenLayoutHistory *idgen_decoding_effective = NULL;
+uint32		idgen_decoding_server_changes = 0;
+bool		idgen_database_mints = false;
+uint32		idgen_database_mints_changes = 0;
+
+static void
+stamp_invalidated(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == DescriptionRelationId ||
+		relid == ExtensionRelationId || here.kind == KIND_COPY)
+	{
+		here.valid = false;
+		here.generation++;
+		idgen_decoding_effective = NULL;
+		idgen_database_mints = false;
+	}
+}
+
+static void
+refresh(void)
+{
+	uint32		changes;
+	const IdgenLayoutHistory *server = idgen_server_history(&changes);
+	uint64		generation;
+	Oid			extoid;
+
+	if (!here.callback_registered)
+	{
+		CacheRegisterRelcacheCallback(stamp_invalidated, (Datum) 0);
+		here.callback_registered = true;
+	}
+	here.valid = false;
+	idgen_decoding_effective = NULL;
+	idgen_database_mints = false;
+	generation = here.generation;
+
+	here.kind = read_stamp(&here.stamp, &extoid);
+	here.match = idgen_stamp_match(&here.stamp, server);
+	if (here.kind == KIND_NONE)
+		here.verdict = VERDICT_AGREE;
+	else if (here.kind == KIND_COPY)
+		/* 1.3 kept its own table a prefix of the history */
+		here.verdict = here.match == IDGEN_STAMP_OTHER ? VERDICT_REFUSE : VERDICT_AGREE;
+	else if (here.match == IDGEN_STAMP_SAME)
+		here.verdict = VERDICT_AGREE;
+	else if (here.match == IDGEN_STAMP_PREFIX)
+		here.verdict = VERDICT_BEHIND;
+	else
+		here.verdict = VERDICT_REFUSE;
+	here.server_changes = changes;
+	if (here.generation == generation)
+	{
+		here.valid = true;
+		if (here.verdict == VERDICT_AGREE)
+		{
+			idgen_decoding_server_changes = changes;
+			idgen_decoding_effective = server;
+		}
+	}
+}
+
+static void
+refuse(void)
+{
+	StringInfoData stamp;
+	StringInfoData server;
+
+	initStringInfo(&stamp);
+	initStringInfo(&server);
+	if (here.stamp.nversions > 0)
+		idgen_stamp_format(&stamp, &here.stamp);
+	else
+		appendStringInfoString(&stamp, "none");
+	idgen_stamp_format(&server, idgen_server_history(NULL));
+
+	if (here.kind == KIND_COPY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this database's layout history does not match the server's"),
+				 errdetail("Its table %s (idgen 1.3) lists %s; the server's history is %s.",
+						   COPY_TABLE, stamp.data, server.data),
+				 errhint("It was restored from a server with another layout history, which idgen no longer follows per database: restore it into a server with that history, or run ALTER EXTENSION idgen UPDATE and then, if every ID in it was minted under this server's layouts, SELECT idgen_layout_adopt().")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("this database's layout history does not match the server's"),
+			 errdetail("Its IDs were minted under %s; the server's history is %s.",
+					   stamp.data, server.data),
+			 here.match == IDGEN_STAMP_OTHER ?
+			 errhint("It was restored from a server with another layout history: restore it into a server with that history (its idgen.layouts file), or, if every ID in it was minted under this server's layouts, run SELECT idgen_layout_adopt().") :
+			 errhint("It was restored from a dump made before a layout change, or has no stamp: if every ID in it was minted under this server's layouts (a dump of this server, not of a copy of it), run SELECT idgen_layout_adopt().")));
+}
+
+/*
+ * The history the decoders use here: the server's, where the stamp agrees.
+ * Outside a transaction (no catalog can be read), the server's.
+ */
+const IdgenLayoutHistory *
+idgen_decoding_history_slow(void)
+{
+	const IdgenLayoutHistory *server;
+
+	if (!IsTransactionState())
+		return idgen_server_history(NULL);
+	if (!here.valid || idgen_server_history_changed(here.server_changes))
+		refresh();
+	server = idgen_server_history(NULL);
+	if (here.verdict == VERDICT_AGREE)
+		return server;
+	/*
+	 * A stamp that is the history's first versions, while no ID of the
+	 * later ones can be here yet: the stamping after a change is under way
+	 * (minting waits for it), or a standby replays the stamps first.
+	 */
+	if (here.verdict == VERDICT_BEHIND &&
+		(RecoveryInProgress() || idgen_stamps_pending(server)))
+		return server;
+	refuse();
+	pg_unreachable();
+}
+
+const IdgenLayoutHistory *
+idgen_database_stamp_if_any(void)
+{
+	if (!IsTransactionState())
+		return NULL;
+	if (!here.valid || idgen_server_history_changed(here.server_changes))
+		refresh();
+	return here.kind == KIND_NONE ? NULL : &here.stamp;
+}
+
+/*
+ * A mint here needs the stamp to be the history, and every database's to
+ * be: an ID of a version stored in a database whose stamp lacked it would
+ * travel in its dump under the wrong history.  After a change, minting
+ * waits for the stamps worker, up to idgen.max_wait.
+ */
+void
+idgen_check_database_mints_slow(void)
+{
+	const IdgenLayoutHistory *server;
+	uint32		changes;
+	TimestampTz deadline;
+
+	idgen_check_preloaded();
+	/* a standby mints nothing, and says so itself */
+	if (RecoveryInProgress())
+		return;
+	server = idgen_server_history(&changes);
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), idgen_max_wait);
+	while (idgen_stamps_pending(server))
+	{
+		/* the fence worker has not even recorded the history: its error */
+		if (GetCurrentTimestamp() >= deadline &&
+			pg_atomic_read_u32(&stamps_shared->begun) == 0)
+			idgen_fence_error();
+		if (GetCurrentTimestamp() >= deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("idgen has not yet stamped every database with its layout history"),
+					 errdetail("Minting waits for it after a start that changed the history, so that no database holds IDs its stamp does not list."),
+					 errhint("See the log of the \"idgen stamps\" worker: it needs a free background worker slot (\"max_worker_processes\") and a connection to each database.")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, idgen_wait_event_info(IDGEN_WAIT_STAMPS));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		server = idgen_server_history(&changes);
+	}
+	if (!here.valid || idgen_server_history_changed(here.server_changes))
+		refresh();
+	/* 1.3's table must be the whole history, or its dumps would lack a version */
+	if (here.kind == KIND_COPY && here.match == IDGEN_STAMP_PREFIX)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this database's idgen 1.3 layout table lacks the server's newer layout versions"),
+				 errhint("Run ALTER EXTENSION idgen UPDATE in it.")));
+	if (here.kind != KIND_NONE && here.match != IDGEN_STAMP_SAME)
+		refuse();
+	if (here.valid)
+	{
+		idgen_database_mints_changes = changes;
+		idgen_database_mints = true;
+	}
+}
+
+/* ---- Writing it ---- */
+
+/* For the stamps worker: this database's stamp, if it should have one. */
+bool
+idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present)
+{
+	Oid			extoid;
+	StampKind	kind = read_stamp(stamp, &extoid);
+
+	*present = kind == KIND_STAMP;
+	return kind == KIND_STAMP || kind == KIND_MISSING;
+}
+
+void
+idgen_stamp_write(const IdgenLayoutHistory *h)
+{
+	ExtensionHere ext;
+
+	if (!extension_here(&ext))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"idgen\" is not installed in this database")));
+	write_comment(ext.oid, comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), h);
+}
+
+/*
+ * idgen_layout_adopt(): this database's IDs were minted under this server's
+ * layouts; its stamp becomes the server's history.
+ */
+Datum
+idgen_layout_adopt_server(PG_FUNCTION_ARGS)
+{
+	const IdgenLayoutHistory *server;
+	StringInfoData buf;
+
+	idgen_check_preloaded();
+	server = idgen_server_history(NULL);
+	idgen_stamp_write(server);
+	initStringInfo(&buf);
+	idgen_stamp_format(&buf, server);
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/*
+ * The stamp of CREATE EXTENSION and of the update from 1.3: the versions of
+ * 1.3's table where they are not a prefix of the server's history (a
+ * database restored from another server, which then refuses), else the
+ * server's history.
+ */
+Datum
+idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
+{
+	ExtensionHere ext;
+	IdgenLayoutHistory copy;
+	const IdgenLayoutHistory *server;
+	Oid			relid;
+
+	idgen_check_preloaded();
+	server = idgen_server_history(NULL);
+	if (!extension_here(&ext))
+		PG_RETURN_VOID();
+	relid = get_relname_relid(COPY_TABLE, ext.schema);
+	memset(&copy, 0, sizeof(copy));
+	if (OidIsValid(relid))
+		read_copy(relid, &copy);
+	if (copy.nversions > 0 && idgen_stamp_match(&copy, server) == IDGEN_STAMP_OTHER)
+	{
+		ereport(WARNING,
+				(errmsg("this database's layout history does not match the server's, and it will refuse to decode until adopted"),
+				 errhint("See SELECT idgen_layout_adopt() in the guide.")));
+		write_comment(ext.oid, comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), &copy);
+	}
+	else
+		write_comment(ext.oid, comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), server);
+	PG_RETURN_VOID();
+}
+
+/*
+ * 1.3's entry points, for a database not updated yet.  Its table is no
+ * longer written by idgen: the triggers only tell the processes that read
+ * it, and the functions refuse, saying to update.
+ */
+Datum
+idgen_layout_versions_restore(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "idgen_layout_versions_restore() must be called as a trigger");
+	return PointerGetDatum(trigdata->tg_trigtuple);
+}
+
+Datum
+idgen_layout_versions_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "idgen_layout_versions_changed() must be called as a trigger");
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	return PointerGetDatum(NULL);
+}
+
+static void
+refuse_13(const char *function)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("%s() belongs to idgen 1.3, whose per-database layout table is no longer kept", function),
+			 errhint("Run ALTER EXTENSION idgen UPDATE: the database's layout history is then its stamp, in the extension's comment.")));
+}
+
+Datum
+idgen_layout_record(PG_FUNCTION_ARGS)
+{
+	refuse_13("idgen_layout_record");
+	PG_RETURN_VOID();
+}
+
+Datum
+idgen_layout_adopt(PG_FUNCTION_ARGS)
+{
+	refuse_13("idgen_layout_adopt");
+	PG_RETURN_VOID();
+}
+
+/* ---- COMMENT ON EXTENSION idgen ---- */
+
+static ProcessUtility_hook_type prev_utility_hook = NULL;
+
+static bool
+is_comment_on_idgen(Node *parsetree)
+{
+	CommentStmt *stmt;
+
+	if (!IsA(parsetree, CommentStmt))
+		return false;
+	stmt = (CommentStmt *) parsetree;
+	return stmt->objtype == OBJECT_EXTENSION && IsA(stmt->object, String) &&
+		strcmp(strVal(stmt->object), "idgen") == 0;
+}
+
+/*
+ * A comment by hand keeps the stamp: it is put back after the new text.
+ * One that brings a stamp (a restore's) must parse; one that differs from
+ * the server's history is taken, with a WARNING, and the database refuses
+ * to decode until idgen_layout_adopt().
+ */
+static void
+stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	ExtensionHere ext;
+	IdgenLayoutHistory before;
+	IdgenLayoutHistory after;
+	bool		had = false;
+	bool		malformed;
+	bool		watch = is_comment_on_idgen(parsetree) && extension_here(&ext);
+	char	   *comment;
+
+	if (watch)
+		had = comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), &before, &malformed);
+
+	if (prev_utility_hook)
+		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+						  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+	if (!watch)
+		return;
+
+	CommandCounterIncrement();
+	comment = GetComment(ext.oid, ExtensionRelationId, 0);
+	if (comment_stamp(comment, &after, &malformed))
+	{
+		if (idgen_stamp_match(&after, idgen_server_history(NULL)) != IDGEN_STAMP_SAME)
+		{
+			StringInfoData buf;
+
+			initStringInfo(&buf);
+			idgen_stamp_format(&buf, &after);
+			ereport(WARNING,
+					(errmsg("this database's IDs were minted under another layout history than this server's"),
+					 errdetail("The stamp lists %s.", buf.data),
+					 errhint("Its decoders and idgen_next() fail until SELECT idgen_layout_adopt(), which is right only if every ID in it was minted under this server's layouts; otherwise restore it into a server with that history.")));
+		}
+		stamp_changed();
+	}
+	else if (malformed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the comment on extension idgen ends with a malformed layout history"),
+				 errhint("Leave its last part, from \"[layout history:\", as idgen wrote it.")));
+	else if (had)
+		write_comment(ext.oid, comment_text(comment), &before);
+}
+
+void
+idgen_stamp_hook_install(void)
+{
+	prev_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = stamp_utility_hook;
+}
