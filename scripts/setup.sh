@@ -39,6 +39,8 @@ packages=(
 	faketime				# clock tests in t/
 	gdb					# t/024: the lease worker out of file descriptors
 	python3-psycopg				# client tests (test/clients/)
+	python3-alembic python3-django python3-psycopg2 python3-sqlalchemy	# schema tools (test/clients/)
+	ruby-activerecord ruby-pg ruby-minitest	# Rails' schema dump and load (test/clients/)
 	gnuplot-nox				# bench/ charts
 )
 # node-postgres runs on any node and npm: a machine that has them keeps its own

@@ -13,8 +13,10 @@
 # and then
 #	pgtap      pg_prove             test/*.sql on a throwaway cluster
 #	                                (scripts/lib.sh) with test/idgen.conf
-#	clients    node --test, unittest  test/clients/: node-postgres (npm ci
-#	                                from its lock) and Debian's psycopg on
+#	clients    node --test, unittest, test/clients/: node-postgres (npm ci
+#	           minitest             from its lock), Debian's psycopg, and
+#	                                what Alembic, Django's inspectdb and
+#	                                Rails' schema dump and load see, on
 #	                                such a cluster
 #	citus      prove                t/citus/*.pl: a Citus coordinator and
 #	                                workers; skipped when Citus is not
@@ -324,6 +326,10 @@ run_clients()
 		{ idgen_warn "npm not found: install npm (scripts/setup.sh does)"; return 1; }
 	"$client_python" -c 'import psycopg' 2>/dev/null ||
 		{ idgen_warn "$client_python cannot import psycopg: install python3-psycopg (scripts/setup.sh does)"; return 1; }
+	"$client_python" -c 'import alembic, django, psycopg2, sqlalchemy' 2>/dev/null ||
+		{ idgen_warn "$client_python cannot import the schema tools: install python3-alembic python3-django python3-psycopg2 python3-sqlalchemy (scripts/setup.sh does)"; return 1; }
+	ruby -e 'require "active_record"; require "pg"; require "minitest"' 2>/dev/null ||
+		{ idgen_warn "ruby cannot load ActiveRecord: install ruby-activerecord ruby-pg ruby-minitest (scripts/setup.sh does)"; return 1; }
 	read_test_conf
 	# npm's cache inside the work tree: the server user's HOME may not be writable
 	(cd test/clients && idgen_as_user env npm_config_cache="$work/.npm-cache" \
@@ -334,7 +340,9 @@ run_clients()
 			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 				PGDATABASE="$PGDATABASE" node --test --test-reporter=tap &&
 			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-				PGDATABASE="$PGDATABASE" "$client_python" -m unittest -v test_psycopg); then
+				PGDATABASE="$PGDATABASE" "$client_python" -m unittest -v test_psycopg test_schema_tools &&
+			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
+				ruby schema_rails_test.rb); then
 		return 0
 	fi
 	idgen_tail "$IDGEN_PGLOG" 40
@@ -364,13 +372,13 @@ fi
 # "All 3 tests passed." or "1 of 3 tests failed." (with "# " before it since
 # PostgreSQL 16), prove and pg_prove say "Files=6, Tests=290"; for clients,
 # node --test (its TAP reporter, asked for: newer nodes default to another)
-# says "# tests 21" and unittest "Ran 9 tests", summed.
+# says "# tests 21", unittest "Ran 9 tests" and minitest "1 runs", summed.
 tests_run()
 {
 	local out=$outs/$1.out n
 	[ -f "$out" ] || return 0
 	if [ "$1" = clients ]; then
-		n=$(grep -oE '^# tests [0-9]+|^Ran [0-9]+ tests?' "$out" |
+		n=$(grep -oE '^# tests [0-9]+|^Ran [0-9]+ tests?|^[0-9]+ runs,' "$out" |
 			grep -oE '[0-9]+' | awk '{ s += $1 } END { if (NR) print s }' || true)
 	else
 		n=$(grep -oE 'All [0-9]+ tests passed|of [0-9]+ tests failed|Tests=[0-9]+' "$out" |

@@ -15,17 +15,25 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'idgen_layout_stamp_from_copy'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- Without the preload there is no history yet: the "idgen stamps" worker
--- stamps the database at the first start with it.
+-- Without the preload there is no server history to compare the table
+-- with: a fresh install (an empty table) is stamped by the "idgen stamps"
+-- worker at the first start with it; a table with versions is not dropped
+-- unread.
 DO $$
 BEGIN
 	PERFORM idgen_layout_stamp_from_copy();
 EXCEPTION WHEN object_not_in_prerequisite_state THEN
-	NULL;
+	IF EXISTS (SELECT FROM idgen_layout_versions) THEN
+		RAISE EXCEPTION 'idgen must be loaded via "shared_preload_libraries" to update a database whose layout history is in idgen_layout_versions'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Add idgen to "shared_preload_libraries", restart the server and run ALTER EXTENSION idgen UPDATE again: the update turns the table into the database''s stamp.';
+	END IF;
 END
 $$;
 
 DROP FUNCTION idgen_layout_stamp_from_copy();
+-- out of the extension first, so that pg_extension.extconfig forgets it
+ALTER EXTENSION idgen DROP TABLE idgen_layout_versions;
 DROP TABLE idgen_layout_versions;
 DROP FUNCTION idgen_layout_versions_restore();
 DROP FUNCTION idgen_layout_versions_changed();

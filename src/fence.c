@@ -825,6 +825,21 @@ redo_history(XLogReaderState *record)
 	idgen_fence_unlock();
 }
 
+/* The primary has stamped every database with this history. */
+static void
+redo_stamped(XLogReaderState *record)
+{
+	IdgenLayoutHistory stamped;
+
+	if (XLogRecGetDataLen(record) != sizeof(stamped))
+		elog(PANIC, "idgen_redo: stamped history record of %u bytes, expected %zu",
+			 (unsigned) XLogRecGetDataLen(record), sizeof(stamped));
+	memcpy(&stamped, XLogRecGetData(record), sizeof(stamped));
+	if (!idgen_history_check(&stamped))
+		elog(PANIC, "idgen_redo: invalid stamped history record");
+	idgen_stamps_replayed(&stamped);
+}
+
 static void
 idgen_redo(XLogReaderState *record)
 {
@@ -834,6 +849,8 @@ idgen_redo(XLogReaderState *record)
 		redo_fence(record);
 	else if (info == XLOG_IDGEN_LAYOUTS)
 		redo_history(record);
+	else if (info == XLOG_IDGEN_STAMPED)
+		redo_stamped(record);
 	else
 		elog(PANIC, "idgen_redo: unknown op code %u", info);
 }
@@ -852,7 +869,7 @@ idgen_desc(StringInfo buf, XLogReaderState *record)
 		appendStringInfo(buf, "fence id " UINT64_FORMAT "; shard_bits %d, sequence_bits %d",
 						 rec.fence_id, rec.shard_bits, rec.sequence_bits);
 	}
-	else if (info == XLOG_IDGEN_LAYOUTS &&
+	else if ((info == XLOG_IDGEN_LAYOUTS || info == XLOG_IDGEN_STAMPED) &&
 			 XLogRecGetDataLen(record) == sizeof(IdgenLayoutHistory))
 	{
 		IdgenLayoutHistory history;
@@ -876,6 +893,8 @@ idgen_identify(uint8 info)
 			return "FENCE";
 		case XLOG_IDGEN_LAYOUTS:
 			return "LAYOUTS";
+		case XLOG_IDGEN_STAMPED:
+			return "STAMPED";
 	}
 	return NULL;
 }

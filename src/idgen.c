@@ -59,6 +59,7 @@
 #include "public_id.h"
 #include "settings.h"
 #include "shard.h"
+#include "stamp_worker.h"
 
 PG_MODULE_MAGIC;
 
@@ -155,6 +156,7 @@ idgen_shmem_startup(void)
 		fence_ms = Min(fence_ms, idgen_max_ms());
 		idgen_shmem_init(fence_ms);
 		idgen_fence_gate_shmem_init(fence_ms);
+		idgen_stamps_load_file();
 	}
 	idgen_lease_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);

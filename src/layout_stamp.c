@@ -53,6 +53,7 @@
 #include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -202,7 +203,9 @@ idgen_stamp_match(const IdgenLayoutHistory *stamp, const IdgenLayoutHistory *ser
 
 typedef struct IdgenStampsShared
 {
-	pg_atomic_uint64 done_key;	/* the history last stamped everywhere */
+	slock_t		mutex;
+	IdgenLayoutHistory done;	/* last stamped everywhere; nversions 0: none */
+	pg_atomic_uint64 done_key;	/* idgen_history_key(&done), 0 for none */
 	pg_atomic_uint32 last_database;	/* the last one the worker stamped */
 	pg_atomic_uint32 begun;		/* the fence worker has recorded the history */
 } IdgenStampsShared;
@@ -223,6 +226,8 @@ idgen_stamps_shmem_attach(void)
 	stamps_shared = ShmemInitStruct("idgen stamps", sizeof(IdgenStampsShared), &found);
 	if (!found)
 	{
+		SpinLockInit(&stamps_shared->mutex);
+		memset(&stamps_shared->done, 0, sizeof(stamps_shared->done));
 		pg_atomic_init_u64(&stamps_shared->done_key, 0);
 		pg_atomic_init_u32(&stamps_shared->last_database, InvalidOid);
 		pg_atomic_init_u32(&stamps_shared->begun, 0);
@@ -247,10 +252,24 @@ idgen_stamps_pending(const IdgenLayoutHistory *h)
 	return pg_atomic_read_u64(&stamps_shared->done_key) != idgen_history_key(h);
 }
 
+/* Every database is stamped with h: from the worker, replay or the file. */
 void
-idgen_stamps_done(uint64 key)
+idgen_stamps_done(const IdgenLayoutHistory *h)
 {
-	pg_atomic_write_u64(&stamps_shared->done_key, key);
+	SpinLockAcquire(&stamps_shared->mutex);
+	stamps_shared->done = *h;
+	SpinLockRelease(&stamps_shared->mutex);
+	pg_atomic_write_u64(&stamps_shared->done_key, idgen_history_key(h));
+}
+
+/* The history last stamped everywhere; false where none is known. */
+bool
+idgen_stamps_done_history(IdgenLayoutHistory *h)
+{
+	SpinLockAcquire(&stamps_shared->mutex);
+	*h = stamps_shared->done;
+	SpinLockRelease(&stamps_shared->mutex);
+	return h->nversions > 0;
 }
 
 void
@@ -599,21 +618,29 @@ const IdgenLayoutHistory *
 idgen_decoding_history_slow(void)
 {
 	const IdgenLayoutHistory *server;
+	IdgenLayoutHistory done;
 
 	if (!IsTransactionState())
 		return idgen_server_history(NULL);
-	if (!here.valid || idgen_server_history_changed(here.server_changes))
+	/* the history compared is the one returned */
+	while (!here.valid || idgen_server_history_changed(here.server_changes))
 		refresh();
 	server = idgen_server_history(NULL);
 	if (here.verdict == VERDICT_AGREE)
 		return server;
+
 	/*
-	 * A stamp that is the history's first versions, while no ID of the
-	 * later ones can be here yet: the stamping after a change is under way
-	 * (minting waits for it), or a standby replays the stamps first.
+	 * A stamp that is the history last stamped everywhere, while the worker
+	 * has not stamped the newer versions yet: this server's own database,
+	 * which holds no ID of them yet (minting waits for the worker; a standby
+	 * replays the stamps before any such ID).  Any other stamp of fewer
+	 * versions came from elsewhere, and a copy of this server that kept
+	 * minting under the old layout would decode wrong.
 	 */
-	if (here.verdict == VERDICT_BEHIND &&
-		(RecoveryInProgress() || idgen_stamps_pending(server)))
+	if (here.verdict == VERDICT_BEHIND && idgen_stamps_pending(server) &&
+		(here.kind == KIND_MISSING ||
+		 (idgen_stamps_done_history(&done) &&
+		  idgen_stamp_match(&here.stamp, &done) == IDGEN_STAMP_SAME)))
 		return server;
 	refuse();
 	pg_unreachable();
@@ -689,11 +716,18 @@ idgen_check_database_mints_slow(void)
 bool
 idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present)
 {
-	Oid			extoid;
-	StampKind	kind = read_stamp(stamp, &extoid);
+	ExtensionHere ext;
+	bool		malformed;
 
-	*present = kind == KIND_STAMP;
-	return kind == KIND_STAMP || kind == KIND_MISSING;
+	memset(stamp, 0, sizeof(*stamp));
+	*present = false;
+	/* 1.3's table is not the worker's to read, nor older versions' nothing */
+	if (!extension_here(&ext) || ext.minor < 4)
+		return false;
+	*present = comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), stamp, &malformed);
+	if (!*present)
+		memset(stamp, 0, sizeof(*stamp));
+	return true;
 }
 
 void

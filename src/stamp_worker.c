@@ -7,15 +7,16 @@
  * A database's stamp (layout_stamp.c) is what its dump says about the
  * layouts of its IDs, so it may never lag behind them.  A version is
  * appended only at a start, before the first fence move; the fence worker
- * then compares the history with the one last stamped everywhere (the key
- * in $PGDATA/idgen.stamped) and, where they differ, starts this worker,
- * and minting waits.  One process lists the databases and starts one per
- * database in turn; each stamps the history on a database whose stamp is
- * its first versions (or that has none), and leaves another history's.
- * When all have, the key is written and minting goes on; when any failed,
- * the worker exits with failure and is started again a second later.
+ * then compares the history with the one last stamped everywhere (in
+ * $PGDATA/idgen.stamped, and in WAL for standbys) and, where they differ,
+ * starts this worker, and minting waits.  One process lists the databases
+ * and starts one per database in turn.  Each stamps the history on a
+ * database whose stamp is the one last stamped everywhere, or that has
+ * none; any other stamp came from elsewhere (a restore) and is left, to
+ * refuse.  When all have, the history is recorded and minting goes on;
+ * when any failed, the fence worker starts the worker again a second later.
  *
- * Most starts find the key unchanged and connect to no database.
+ * Most starts find the history stamped already and connect to no database.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -31,39 +32,73 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xloginsert.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "replication/syncrep.h"
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "durable_file.h"
 #include "layout_stamp.h"
 #include "stamp_worker.h"
+#include "wal_records.h"
 
 #define IDGEN_STAMPED_TMP_FILE	IDGEN_STAMPED_FILE ".tmp"
 
-/* the fence worker's: whether this start's worker is registered */
-static bool launched = false;
+/* The fence worker's: the worker it started, and when. */
+static BackgroundWorkerHandle *lister = NULL;
+static TimestampTz launched_at = 0;
 
-static uint64
-stamped_key_on_disk(void)
+/* ---- The record of the history stamped everywhere ---- */
+
+static void
+write_stamped_file(const IdgenLayoutHistory *h)
 {
-	char		buf[32];
-	int			len = idgen_read_whole(IDGEN_STAMPED_FILE, buf, sizeof(buf) - 1);
-	char	   *end;
-	uint64		key;
+	StringInfoData buf;
 
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	key = strtoull(buf, &end, 16);
-	return *end == '\n' ? key : 0;
+	initStringInfo(&buf);
+	idgen_stamp_format(&buf, h);
+	appendStringInfoChar(&buf, '\n');
+	idgen_write_durably(IDGEN_STAMPED_FILE, IDGEN_STAMPED_TMP_FILE, buf.data, buf.len);
+	pfree(buf.data);
 }
+
+/* At the postmaster's start: what the file says was stamped everywhere. */
+void
+idgen_stamps_load_file(void)
+{
+	char		buf[8192];
+	int			len = idgen_read_whole(IDGEN_STAMPED_FILE, buf, sizeof(buf) - 1);
+	IdgenLayoutHistory h;
+
+	if (len <= 1 || buf[len - 1] != '\n')
+		return;
+	buf[len - 1] = '\0';
+	if (idgen_stamp_parse(buf, &h))
+		idgen_stamps_done(&h);
+	else
+		ereport(WARNING,
+				(errmsg("idgen ignores \"%s\": it is not a layout history", IDGEN_STAMPED_FILE),
+				 errdetail("The \"idgen stamps\" worker stamps every database again at the next start of the fence worker.")));
+}
+
+/* Replay of the primary's record: a standby knows which stamps are its own. */
+void
+idgen_stamps_replayed(const IdgenLayoutHistory *h)
+{
+	write_stamped_file(h);
+	idgen_stamps_done(h);
+}
+
+/* ---- Starting the worker (the fence worker) ---- */
 
 static void
 stamps_worker(BackgroundWorker *worker, Oid dboid)
@@ -71,8 +106,8 @@ stamps_worker(BackgroundWorker *worker, Oid dboid)
 	memset(worker, 0, sizeof(*worker));
 	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
-	/* the one that lists: started again after a failed round */
-	worker->bgw_restart_time = OidIsValid(dboid) ? BGW_NEVER_RESTART : 1;
+	/* the fence worker starts the one that lists again, not the postmaster */
+	worker->bgw_restart_time = BGW_NEVER_RESTART;
 	strlcpy(worker->bgw_library_name, "idgen", BGW_MAXLEN);
 	strlcpy(worker->bgw_function_name, "idgen_stamps_worker_main", BGW_MAXLEN);
 	strlcpy(worker->bgw_name, "idgen stamps", BGW_MAXLEN);
@@ -81,46 +116,52 @@ stamps_worker(BackgroundWorker *worker, Oid dboid)
 }
 
 static void
-launch(void)
+launch(bool warn)
 {
 	BackgroundWorker worker;
 
 	stamps_worker(&worker, InvalidOid);
-	launched = RegisterDynamicBackgroundWorker(&worker, NULL);
-	if (!launched)
-		ereport(WARNING,
-				(errmsg("could not start the \"idgen stamps\" worker"),
-				 errdetail("Minting waits until every database is stamped with the layout history."),
-				 errhint("Raise \"%s\"; the fence worker tries again meanwhile.",
-						 "max_worker_processes")));
+	launched_at = GetCurrentTimestamp();
+	if (!RegisterDynamicBackgroundWorker(&worker, &lister))
+	{
+		lister = NULL;
+		if (warn)
+			ereport(WARNING,
+					(errmsg("could not start the \"idgen stamps\" worker"),
+					 errdetail("Minting waits until every database is stamped with the layout history."),
+					 errhint("Raise \"%s\"; the fence worker tries again meanwhile.",
+							 "max_worker_processes")));
+	}
 }
 
 void
 idgen_stamps_begin(const IdgenLayoutHistory *h)
 {
-	uint64		key = idgen_history_key(h);
-
-	launched = false;
 	idgen_stamps_begun();
-	if (stamped_key_on_disk() == key)
-	{
-		idgen_stamps_done(key);
-		return;
-	}
-	launch();
+	if (idgen_stamps_pending(h))
+		launch(true);
 }
 
+/* At each wake-up of the fence worker: start it again, a second apart. */
 void
 idgen_stamps_retry(void)
 {
 	IdgenLayoutHistory h;
+	pid_t		pid;
 
-	if (launched || IsBinaryUpgrade)
+	if (IsBinaryUpgrade)
 		return;
 	idgen_history_copy(&h);
-	if (idgen_stamps_pending(&h))
-		launch();
+	if (!idgen_stamps_pending(&h))
+		return;
+	if (lister != NULL && GetBackgroundWorkerPid(lister, &pid) != BGWH_STOPPED)
+		return;
+	if (!TimestampDifferenceExceeds(launched_at, GetCurrentTimestamp(), 1000))
+		return;
+	launch(false);
 }
+
+/* ---- The worker ---- */
 
 static List *
 database_list(void)
@@ -138,9 +179,17 @@ database_list(void)
 		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
 		MemoryContext old;
 
-		/* a template: a worker connected to it would fail CREATE DATABASE */
-		if (!db->datallowconn || db->datistemplate)
+		/*
+		 * Templates too, since a database created from one takes its stamp
+		 * (a CREATE DATABASE from it in these milliseconds fails once); not
+		 * one left invalid by an interrupted DROP DATABASE.
+		 */
+		if (!db->datallowconn)
 			continue;
+#ifdef DATCONNLIMIT_INVALID_DB
+		if (db->datconnlimit == DATCONNLIMIT_INVALID_DB)
+			continue;
+#endif
 		old = MemoryContextSwitchTo(TopMemoryContext);
 		oids = lappend_oid(oids, db->oid);
 		MemoryContextSwitchTo(old);
@@ -151,38 +200,61 @@ database_list(void)
 	return oids;
 }
 
-/* One database: the history on a stamp that is its start, or on none. */
+/*
+ * One database: the history on a stamp that is the one last stamped
+ * everywhere (this server's own, behind by the new versions), or on none.
+ */
 static void
 stamp_database(const IdgenLayoutHistory *h)
 {
 	IdgenLayoutHistory stamp;
+	IdgenLayoutHistory done;
 	bool		present;
+	bool		own;
 
+	/* the stamp is durable before the record that minting may go on */
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (idgen_stamp_read_here(&stamp, &present))
+	if (idgen_stamp_read_here(&stamp, &present) &&
+		idgen_stamp_match(&stamp, h) != IDGEN_STAMP_SAME)
 	{
-		switch (idgen_stamp_match(&stamp, h))
+		own = !present ||
+			(idgen_stamps_done_history(&done) &&
+			 idgen_stamp_match(&stamp, &done) == IDGEN_STAMP_SAME &&
+			 idgen_stamp_match(&stamp, h) == IDGEN_STAMP_PREFIX);
+		if (own)
 		{
-			case IDGEN_STAMP_SAME:
-				break;
-			case IDGEN_STAMP_PREFIX:
-				idgen_stamp_write(h);
-				ereport(LOG,
-						(errmsg("idgen stamped database \"%s\" with layout versions %d to %d",
-								get_database_name(MyDatabaseId),
-								stamp.nversions + 1, h->nversions)));
-				break;
-			case IDGEN_STAMP_OTHER:
-				ereport(LOG,
-						(errmsg("database \"%s\" keeps the layout history restored into it, which is not this server's",
-								get_database_name(MyDatabaseId)),
-						 errhint("Its decoders fail until SELECT idgen_layout_adopt() in it.")));
-				break;
+			idgen_stamp_write(h);
+			ereport(LOG,
+					(errmsg("idgen stamped database \"%s\" with layout versions %d to %d",
+							get_database_name(MyDatabaseId),
+							stamp.nversions + 1, h->nversions)));
 		}
+		else
+			ereport(LOG,
+					(errmsg("database \"%s\" keeps a layout history that is not this server's",
+							get_database_name(MyDatabaseId)),
+					 errhint("Its decoders fail until SELECT idgen_layout_adopt() in it, or until it is restored into a server with its history.")));
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+}
+
+/* The record that every database is stamped: WAL first, for standbys. */
+static void
+record_stamped(const IdgenLayoutHistory *h)
+{
+	XLogRecPtr	lsn;
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) h, sizeof(*h));
+	lsn = XLogInsert(RM_IDGEN_ID, XLOG_IDGEN_STAMPED);
+	XLogFlush(lsn);
+	SyncRepWaitForLSN(lsn, false);
+	CHECK_FOR_INTERRUPTS();
+	write_stamped_file(h);
+	idgen_stamps_done(h);
 }
 
 void
@@ -193,7 +265,6 @@ idgen_stamps_worker_main(Datum main_arg)
 	ListCell   *lc;
 	List	   *oids;
 	bool		all = true;
-	char		buf[32];
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -209,6 +280,7 @@ idgen_stamps_worker_main(Datum main_arg)
 	}
 
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 	oids = database_list();
 	foreach(lc, oids)
 	{
@@ -219,31 +291,34 @@ idgen_stamps_worker_main(Datum main_arg)
 		idgen_stamps_set_last_database(InvalidOid);
 		stamps_worker(&worker, lfirst_oid(lc));
 		worker.bgw_notify_pid = MyProcPid;
-		if (!RegisterDynamicBackgroundWorker(&worker, &handle) ||
-			WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
+		if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 		{
 			ereport(WARNING,
 					(errmsg("could not start the \"idgen stamps\" worker for database %u",
 							lfirst_oid(lc)),
-					 errhint("Raise \"%s\"; the worker tries again in a second.",
+					 errhint("Raise \"%s\"; the fence worker starts the worker again in a second.",
 							 "max_worker_processes")));
 			all = false;
-			continue;
+			break;
 		}
-		(void) WaitForBackgroundWorkerShutdown(handle);
+		/* one that is done already is STOPPED: its result tells */
+		if (WaitForBackgroundWorkerStartup(handle, &pid) == BGWH_STARTED)
+			(void) WaitForBackgroundWorkerShutdown(handle);
 		if (idgen_stamps_last_database() != lfirst_oid(lc))
+		{
+			/* a database dropped meanwhile is not listed next time */
+			ereport(LOG,
+					(errmsg("idgen could not stamp database %u; the worker tries again",
+							lfirst_oid(lc))));
 			all = false;
+		}
 	}
-	if (!all)
+	if (all)
 	{
-		/* a database dropped meanwhile is simply not listed next time */
-		proc_exit(1);
+		record_stamped(&h);
+		ereport(LOG,
+				(errmsg("idgen stamped every database with its %d layout version(s)",
+						h.nversions)));
 	}
-	snprintf(buf, sizeof(buf), "%016llx\n",
-			 (unsigned long long) idgen_history_key(&h));
-	idgen_write_durably(IDGEN_STAMPED_FILE, IDGEN_STAMPED_TMP_FILE, buf, strlen(buf));
-	idgen_stamps_done(idgen_history_key(&h));
-	ereport(LOG,
-			(errmsg("idgen stamped every database with its %d layout version(s)", h.nversions)));
 	proc_exit(0);
 }

@@ -18,6 +18,10 @@
 
 #define IDGEN_STAMPED_FILE		"idgen.stamped"
 
+/* The postmaster, at start; replay, for the primary's record. */
+extern void idgen_stamps_load_file(void);
+extern void idgen_stamps_replayed(const IdgenLayoutHistory *h);
+
 /* The fence worker, once it has published the history of this start. */
 extern void idgen_stamps_begin(const IdgenLayoutHistory *h);
 

@@ -305,6 +305,25 @@ $p->command_ok(
 	check_decodes($p, 'old_a', 'old_a on P, adopted');
 }
 
+# A later change stamps P's own databases again, and leaves a restored
+# stamp of fewer versions refusing: it may be a copy's that kept minting
+# under A, and the worker extends only the history it stamped last.
+restore($p, 'old_a2', $dump_a_fc);
+refuses($p, 'old_a2', 'SELECT id_to_shard(1)', 'old_a2 on P, left unadopted');
+$p->stop;
+write_conf($p_conf,
+	"idgen.epoch = '2026-01-01 00:00:00+00'\nidgen.shard_bits = 14\n"
+	  . "idgen.sequence_bits = 8\nidgen.shard_id = 9000\nidgen.allow_layout_change = on\n");
+$offset = -s $p->logfile;
+$p->start;
+$p->safe_psql('app', 'INSERT INTO items (layout) VALUES (\'c\')');
+ok(log_has($p, $offset, qr/idgen stamped database "app" with layout versions 3 to 3/),
+	'P, a third layout: the worker stamps version 3 on app');
+ok(log_has($p, $offset, qr/database "old_a2" keeps a layout history that is not this server's/),
+	'P, a third layout: and leaves old_a2\'s stamp');
+refuses($p, 'old_a2', 'SELECT id_to_shard(1)', 'old_a2 on P, after the third layout');
+check_decodes($p, 'app', 'P, layout C', 1);
+
 # Only a superuser (or whom it grants to) says which history applies.
 $p->safe_psql('app', 'CREATE ROLE app_user LOGIN');
 my ($ret, $stdout, $stderr) =

@@ -72,10 +72,30 @@ INSERT INTO items (n) SELECT g FROM generate_series(1, 200) AS g;});
 $p->backup('base');
 my $c = PostgreSQL::Test::Cluster->new('c');
 $c->init_from_backup($p, 'base');
+my $dump_p_a = "$dir/p_a.dump";
+$p->command_ok([ 'pg_dump', '-Fc', '-f', $dump_p_a, '-d', $p->connstr('app') ],
+	'pg_dump of P under layout A');
 
 $p->stop;
 write_conf(layout_conf($p), $conf_b . $allow);
 $p->start;
+
+# A standby of P replays the record that every database is stamped: a
+# stamp restored later with fewer versions refuses there as on P.
+$p->backup('after_b');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($p, 'after_b', has_streaming => 1);
+$standby->start;
+$p->safe_psql('postgres', 'CREATE DATABASE stale');
+pg_restore($p, 'stale', $dump_p_a);
+refuses($p, 'stale', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 7',
+	'a dump of P under A, restored on P under B');
+$p->wait_for_catchup($standby);
+refuses($standby, 'stale', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 7',
+	'and on its standby');
+is($standby->safe_psql('app', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 7'),
+	'200', 'the standby decodes P\'s own database');
+$standby->stop;
 $p->safe_psql('app', 'INSERT INTO items (n) SELECT g FROM generate_series(1, 200) AS g');
 is($p->safe_psql('app', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 5000'),
 	'200', 'P, layout B: the new rows decode by B');
