@@ -162,6 +162,15 @@ usleep(20_000);
 push @old, insert_rows($p, 'app', 'a', 300);
 check_decodes($p, 'app', 'P, layout A');
 
+# IMMUTABLE lets the planner fold a decoder of a constant: what it folds
+# now must be what any later layout and restore decode (checked below).
+my $first = $old[0];
+like(
+	$p->safe_psql('app', "EXPLAIN (VERBOSE, COSTS OFF) SELECT id_to_shard($first)"),
+	qr/Output: 7\b/, 'the planner folds id_to_shard() of a constant');
+my $folded = $p->safe_psql('app',
+	"SELECT id_to_shard($first), id_to_sequence($first), id_to_timestamp($first)");
+
 # Nothing of idgen a schema tool or a publication would take for the user's.
 is( $p->safe_psql(
 		'app', q{
@@ -233,6 +242,9 @@ like(
 	qr/\[layout history: 0 12\/10 2026-01-01T00:00:00Z, $cut 13\/9 2026-01-01T00:00:00Z\]$/,
 	'P, layout B: the stamp lists both versions');
 check_decodes($p, 'app', 'P, layout B', 1);
+is( $p->safe_psql('app',
+		"SELECT id_to_shard($first), id_to_sequence($first), id_to_timestamp($first)"),
+	$folded, 'P, layout B: a constant decodes as it was folded under A');
 
 # A restart with the same history stamps nothing again.
 $offset = -s $p->logfile;
@@ -269,6 +281,8 @@ foreach my $dump ($dump_b_fc, $dump_b_sq)
 	refuses($q, $db, 'SELECT id_to_timestamp(1)', "$db on Q: id_to_timestamp()");
 	refuses($q, $db, 'SELECT min_id_at(now())',   "$db on Q: min_id_at()");
 	refuses($q, $db, 'SELECT idgen_next()',       "$db on Q: idgen_next()");
+	refuses($q, $db, "EXPLAIN SELECT id_to_shard($first)",
+		"$db on Q: the planner, folding a constant");
 }
 
 # Without a generated column the rows load, and still nothing decodes.
