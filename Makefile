@@ -16,6 +16,7 @@ OBJS = \
 	src/layout_stamp.o \
 	src/decode.o \
 	src/stamp_worker.o \
+	src/stamp_hooks.o \
 	src/durable_file.o \
 	src/layout_spec.o \
 	src/shard.o \

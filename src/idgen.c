@@ -59,6 +59,7 @@
 #include "public_id.h"
 #include "settings.h"
 #include "shard.h"
+#include "stamp_hooks.h"
 #include "stamp_worker.h"
 
 PG_MODULE_MAGIC;

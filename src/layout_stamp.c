@@ -70,16 +70,8 @@
 #include "settings.h"
 #include "wait_event.h"
 
-PG_FUNCTION_INFO_V1(idgen_layout_adopt_server);
-PG_FUNCTION_INFO_V1(idgen_layout_stamp_from_copy);
-PG_FUNCTION_INFO_V1(idgen_layout_record);
-PG_FUNCTION_INFO_V1(idgen_layout_adopt);
-PG_FUNCTION_INFO_V1(idgen_layout_versions_restore);
-PG_FUNCTION_INFO_V1(idgen_layout_versions_changed);
 
-#define STAMP_OPEN		" [layout history: "
 #define STAMP_CLOSE		"]"
-#define COPY_TABLE		"idgen_layout_versions"
 #define COPY_COLUMNS	6
 
 /* ---- The stamp's text ---- */
@@ -292,16 +284,9 @@ idgen_stamps_last_database(void)
 
 /* ---- This database's stamp ---- */
 
-typedef struct ExtensionHere
-{
-	Oid			oid;
-	Oid			schema;
-	int			minor;			/* of 1.x */
-} ExtensionHere;
-
 /* The extension in this database; false where it is not installed. */
-static bool
-extension_here(ExtensionHere *ext)
+bool
+idgen_extension_here(IdgenExtensionHere *ext)
 {
 	Relation	rel;
 	ScanKeyData key;
@@ -340,7 +325,7 @@ stamp_in(const char *comment)
 	const char *p = comment;
 
 	/* the last one: a description may quote an older stamp */
-	while ((p = strstr(p, STAMP_OPEN)) != NULL)
+	while ((p = strstr(p, IDGEN_STAMP_OPEN)) != NULL)
 		open = p++;
 	if (open == NULL || comment[strlen(comment) - 1] != STAMP_CLOSE[0])
 		return NULL;
@@ -348,8 +333,8 @@ stamp_in(const char *comment)
 }
 
 /* A comment's stamp; false where it has none or it does not parse. */
-static bool
-comment_stamp(const char *comment, IdgenLayoutHistory *stamp, bool *malformed)
+bool
+idgen_comment_stamp(const char *comment, IdgenLayoutHistory *stamp, bool *malformed)
 {
 	const char *open;
 	char	   *text;
@@ -358,7 +343,7 @@ comment_stamp(const char *comment, IdgenLayoutHistory *stamp, bool *malformed)
 	*malformed = false;
 	if (comment == NULL || (open = stamp_in(comment)) == NULL)
 		return false;
-	text = pstrdup(open + strlen(STAMP_OPEN));
+	text = pstrdup(open + strlen(IDGEN_STAMP_OPEN));
 	text[strlen(text) - 1] = '\0';
 	ok = idgen_stamp_parse(text, stamp);
 	*malformed = !ok;
@@ -367,8 +352,8 @@ comment_stamp(const char *comment, IdgenLayoutHistory *stamp, bool *malformed)
 }
 
 /* The description without its stamp. */
-static char *
-comment_text(const char *comment)
+char *
+idgen_comment_text(const char *comment)
 {
 	const char *open;
 
@@ -378,26 +363,26 @@ comment_text(const char *comment)
 	return open ? pnstrdup(comment, open - comment) : pstrdup(comment);
 }
 
-static void
-stamp_changed(void)
+void
+idgen_stamp_changed(void)
 {
 	/* heard by every process of the database at commit */
 	CacheInvalidateRelcacheByRelid(DescriptionRelationId);
 }
 
-static void
-write_comment(Oid extoid, const char *text, const IdgenLayoutHistory *h)
+void
+idgen_stamp_write_on(Oid extoid, const char *text, const IdgenLayoutHistory *h)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, text);
-	appendStringInfoString(&buf, STAMP_OPEN);
+	appendStringInfoString(&buf, IDGEN_STAMP_OPEN);
 	idgen_stamp_format(&buf, h);
 	appendStringInfoString(&buf, STAMP_CLOSE);
 	CreateComments(extoid, ExtensionRelationId, 0, buf.data);
 	CommandCounterIncrement();
-	stamp_changed();
+	idgen_stamp_changed();
 }
 
 static void
@@ -405,7 +390,7 @@ copy_damaged(const char *why)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("table \"%s\" is not a layout history", COPY_TABLE),
+			 errmsg("table \"%s\" is not a layout history", IDGEN_COPY_TABLE),
 			 errdetail("%s", why),
 			 errhint("Run ALTER EXTENSION idgen UPDATE: idgen 1.4 keeps the history in the extension's comment.")));
 }
@@ -414,8 +399,8 @@ copy_damaged(const char *why)
  * The versions of 1.3's table.  Read with a catalog snapshot: the decoders
  * may run where no statement snapshot is set.
  */
-static void
-read_copy(Oid relid, IdgenLayoutHistory *copy)
+void
+idgen_read_copy(Oid relid, IdgenLayoutHistory *copy)
 {
 	Relation	rel;
 	TableScanDesc scan;
@@ -473,26 +458,26 @@ typedef enum StampKind
 static StampKind
 read_stamp(IdgenLayoutHistory *stamp, Oid *extoid)
 {
-	ExtensionHere ext;
+	IdgenExtensionHere ext;
 	char	   *comment;
 	bool		malformed;
 
 	memset(stamp, 0, sizeof(*stamp));
 	*extoid = InvalidOid;
-	if (!extension_here(&ext) || ext.minor < 3)
+	if (!idgen_extension_here(&ext) || ext.minor < 3)
 		return KIND_NONE;
 	*extoid = ext.oid;
 	if (ext.minor == 3)
 	{
-		Oid			relid = get_relname_relid(COPY_TABLE, ext.schema);
+		Oid			relid = get_relname_relid(IDGEN_COPY_TABLE, ext.schema);
 
 		if (!OidIsValid(relid))
 			return KIND_NONE;
-		read_copy(relid, stamp);
+		idgen_read_copy(relid, stamp);
 		return KIND_COPY;
 	}
 	comment = GetComment(ext.oid, ExtensionRelationId, 0);
-	if (comment_stamp(comment, stamp, &malformed))
+	if (idgen_comment_stamp(comment, stamp, &malformed))
 		return KIND_STAMP;
 	return KIND_MISSING;
 }
@@ -598,7 +583,7 @@ refuse(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this database's layout history does not match the server's"),
 				 errdetail("Its table %s (idgen 1.3) lists %s; the server's history is %s.",
-						   COPY_TABLE, stamp.data, server.data),
+						   IDGEN_COPY_TABLE, stamp.data, server.data),
 				 errhint("It was restored from a server with another layout history, which idgen no longer follows per database: restore it into a server with that history, or run ALTER EXTENSION idgen UPDATE and then, if every ID in it was minted under this server's layouts, SELECT idgen_layout_adopt().")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -716,15 +701,15 @@ idgen_check_database_mints_slow(void)
 bool
 idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present)
 {
-	ExtensionHere ext;
+	IdgenExtensionHere ext;
 	bool		malformed;
 
 	memset(stamp, 0, sizeof(*stamp));
 	*present = false;
 	/* 1.3's table is not the worker's to read, nor older versions' nothing */
-	if (!extension_here(&ext) || ext.minor < 4)
+	if (!idgen_extension_here(&ext) || ext.minor < 4)
 		return false;
-	*present = comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), stamp, &malformed);
+	*present = idgen_comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), stamp, &malformed);
 	if (!*present)
 		memset(stamp, 0, sizeof(*stamp));
 	return true;
@@ -733,194 +718,11 @@ idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present)
 void
 idgen_stamp_write(const IdgenLayoutHistory *h)
 {
-	ExtensionHere ext;
+	IdgenExtensionHere ext;
 
-	if (!extension_here(&ext))
+	if (!idgen_extension_here(&ext))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"idgen\" is not installed in this database")));
-	write_comment(ext.oid, comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), h);
-}
-
-/*
- * idgen_layout_adopt(): this database's IDs were minted under this server's
- * layouts; its stamp becomes the server's history.
- */
-Datum
-idgen_layout_adopt_server(PG_FUNCTION_ARGS)
-{
-	const IdgenLayoutHistory *server;
-	StringInfoData buf;
-
-	idgen_check_preloaded();
-	server = idgen_server_history(NULL);
-	idgen_stamp_write(server);
-	initStringInfo(&buf);
-	idgen_stamp_format(&buf, server);
-	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
-}
-
-/*
- * The stamp of CREATE EXTENSION and of the update from 1.3: the versions of
- * 1.3's table where they are not a prefix of the server's history (a
- * database restored from another server, which then refuses), else the
- * server's history.
- */
-Datum
-idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
-{
-	ExtensionHere ext;
-	IdgenLayoutHistory copy;
-	const IdgenLayoutHistory *server;
-	Oid			relid;
-
-	idgen_check_preloaded();
-	server = idgen_server_history(NULL);
-	if (!extension_here(&ext))
-		PG_RETURN_VOID();
-	relid = get_relname_relid(COPY_TABLE, ext.schema);
-	memset(&copy, 0, sizeof(copy));
-	if (OidIsValid(relid))
-		read_copy(relid, &copy);
-	if (copy.nversions > 0 && idgen_stamp_match(&copy, server) == IDGEN_STAMP_OTHER)
-	{
-		ereport(WARNING,
-				(errmsg("this database's layout history does not match the server's, and it will refuse to decode until adopted"),
-				 errhint("See SELECT idgen_layout_adopt() in the guide.")));
-		write_comment(ext.oid, comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), &copy);
-	}
-	else
-		write_comment(ext.oid, comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), server);
-	PG_RETURN_VOID();
-}
-
-/*
- * 1.3's entry points, for a database not updated yet.  Its table is no
- * longer written by idgen: the triggers only tell the processes that read
- * it, and the functions refuse, saying to update.
- */
-Datum
-idgen_layout_versions_restore(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "idgen_layout_versions_restore() must be called as a trigger");
-	return PointerGetDatum(trigdata->tg_trigtuple);
-}
-
-Datum
-idgen_layout_versions_changed(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "idgen_layout_versions_changed() must be called as a trigger");
-	CacheInvalidateRelcache(trigdata->tg_relation);
-	return PointerGetDatum(NULL);
-}
-
-static void
-refuse_13(const char *function)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("%s() belongs to idgen 1.3, whose per-database layout table is no longer kept", function),
-			 errhint("Run ALTER EXTENSION idgen UPDATE: the database's layout history is then its stamp, in the extension's comment.")));
-}
-
-Datum
-idgen_layout_record(PG_FUNCTION_ARGS)
-{
-	refuse_13("idgen_layout_record");
-	PG_RETURN_VOID();
-}
-
-Datum
-idgen_layout_adopt(PG_FUNCTION_ARGS)
-{
-	refuse_13("idgen_layout_adopt");
-	PG_RETURN_VOID();
-}
-
-/* ---- COMMENT ON EXTENSION idgen ---- */
-
-static ProcessUtility_hook_type prev_utility_hook = NULL;
-
-static bool
-is_comment_on_idgen(Node *parsetree)
-{
-	CommentStmt *stmt;
-
-	if (!IsA(parsetree, CommentStmt))
-		return false;
-	stmt = (CommentStmt *) parsetree;
-	return stmt->objtype == OBJECT_EXTENSION && IsA(stmt->object, String) &&
-		strcmp(strVal(stmt->object), "idgen") == 0;
-}
-
-/*
- * A comment by hand keeps the stamp: it is put back after the new text.
- * One that brings a stamp (a restore's) must parse; one that differs from
- * the server's history is taken, with a WARNING, and the database refuses
- * to decode until idgen_layout_adopt().
- */
-static void
-stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
-				   bool readOnlyTree, ProcessUtilityContext context,
-				   ParamListInfo params, QueryEnvironment *queryEnv,
-				   DestReceiver *dest, QueryCompletion *qc)
-{
-	Node	   *parsetree = pstmt->utilityStmt;
-	ExtensionHere ext;
-	IdgenLayoutHistory before;
-	IdgenLayoutHistory after;
-	bool		had = false;
-	bool		malformed;
-	bool		watch = is_comment_on_idgen(parsetree) && extension_here(&ext);
-	char	   *comment;
-
-	if (watch)
-		had = comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), &before, &malformed);
-
-	if (prev_utility_hook)
-		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-						  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-	if (!watch)
-		return;
-
-	CommandCounterIncrement();
-	comment = GetComment(ext.oid, ExtensionRelationId, 0);
-	if (comment_stamp(comment, &after, &malformed))
-	{
-		if (idgen_stamp_match(&after, idgen_server_history(NULL)) != IDGEN_STAMP_SAME)
-		{
-			StringInfoData buf;
-
-			initStringInfo(&buf);
-			idgen_stamp_format(&buf, &after);
-			ereport(WARNING,
-					(errmsg("this database's IDs were minted under another layout history than this server's"),
-					 errdetail("The stamp lists %s.", buf.data),
-					 errhint("Its decoders and idgen_next() fail until SELECT idgen_layout_adopt(), which is right only if every ID in it was minted under this server's layouts; otherwise restore it into a server with that history.")));
-		}
-		stamp_changed();
-	}
-	else if (malformed)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the comment on extension idgen ends with a malformed layout history"),
-				 errhint("Leave its last part, from \"[layout history:\", as idgen wrote it.")));
-	else if (had)
-		write_comment(ext.oid, comment_text(comment), &before);
-}
-
-void
-idgen_stamp_hook_install(void)
-{
-	prev_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = stamp_utility_hook;
+	idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), h);
 }

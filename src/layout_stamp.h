@@ -75,7 +75,25 @@ extern IdgenStampMatch idgen_stamp_match(const IdgenLayoutHistory *stamp,
 extern bool idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present);
 extern void idgen_stamp_write(const IdgenLayoutHistory *h);
 
-extern void idgen_stamp_hook_install(void);
+/* The pieces the hooks and the SQL functions (stamp_hooks.c) build on. */
+#define IDGEN_STAMP_OPEN	" [layout history: "
+#define IDGEN_COPY_TABLE	"idgen_layout_versions"	/* idgen 1.3's */
+
+typedef struct IdgenExtensionHere
+{
+	Oid			oid;
+	Oid			schema;
+	int			minor;			/* of 1.x */
+} IdgenExtensionHere;
+
+extern bool idgen_extension_here(IdgenExtensionHere *ext);
+extern bool idgen_comment_stamp(const char *comment, IdgenLayoutHistory *stamp,
+								bool *malformed);
+extern char *idgen_comment_text(const char *comment);
+extern void idgen_stamp_write_on(Oid extoid, const char *text,
+								 const IdgenLayoutHistory *h);
+extern void idgen_stamp_changed(void);
+extern void idgen_read_copy(Oid relid, IdgenLayoutHistory *copy);
 
 /*
  * Whether every database has been stamped with the history: "idgen stamps"

@@ -200,6 +200,25 @@ $s->safe_psql('postgres', 'CREATE DATABASE foreign13');
 $s->safe_psql('foreign13', q{CREATE EXTENSION idgen VERSION '1.3';
 INSERT INTO idgen_layout_versions VALUES (1, '2026-01-01 00:00:00+00', 10, 12, 0, 42);});
 refuses($s, 'foreign13', 'SELECT id_to_shard(4194309127)', '1.3 with another server\'s history');
+
+# Its dump, made under 1.3, carries the history as rows of the table: a
+# plain restore into a 1.4 database takes them as its stamp.
+my $dump_13 = "$dir/foreign13.sql";
+$s->command_ok([ 'pg_dump', '-f', $dump_13, '-d', $s->connstr('foreign13') ],
+	'pg_dump of a database at 1.3');
+$s->safe_psql('postgres', 'CREATE DATABASE from13');
+{
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'psql', '-X', '-q', '-d', $s->connstr('from13'), '-f', $dump_13 ],
+		'>', \$out, '2>', \$err);
+	unlike($err, qr/ERROR/, 'the 1.3 dump restores into 1.4 with no error');
+	like($err, qr/WARNING:  this database's IDs were minted under another layout history/,
+		'and warns that its history is another server\'s');
+}
+like($s->safe_psql('from13',
+		q{SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'idgen'}),
+	qr/\[layout history: 0 10\/12 2026-01-01T00:00:00Z\]$/, 'its stamp is the dumped table\'s history');
+refuses($s, 'from13', 'SELECT id_to_shard(4194309127)', 'the 1.3 dump restored into 1.4');
 ($ret, $stdout, $stderr) = $s->psql('foreign13', 'ALTER EXTENSION idgen UPDATE');
 like($stderr, qr/WARNING:  this database's layout history does not match the server's/,
 	'its update warns');

@@ -1,0 +1,301 @@
+/*-------------------------------------------------------------------------
+ *
+ * stamp_hooks.c
+ *		The statements that write a database's stamp of the layout history,
+ *		and the SQL functions that do: COMMENT ON EXTENSION idgen (a restore
+ *		brings the stamp that way; one by hand keeps it), a restore of a 1.3
+ *		dump's idgen_layout_versions rows, idgen_layout_adopt(), the update
+ *		from 1.3, and 1.3's entry points for a database not updated yet.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/stamp_hooks.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "commands/comment.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "layout.h"
+#include "layout_stamp.h"
+#include "stamp_hooks.h"
+
+PG_FUNCTION_INFO_V1(idgen_layout_adopt_server);
+PG_FUNCTION_INFO_V1(idgen_layout_stamp_from_copy);
+PG_FUNCTION_INFO_V1(idgen_layout_record);
+PG_FUNCTION_INFO_V1(idgen_layout_adopt);
+PG_FUNCTION_INFO_V1(idgen_layout_versions_restore);
+PG_FUNCTION_INFO_V1(idgen_layout_versions_changed);
+
+/*
+ * idgen_layout_adopt(): this database's IDs were minted under this server's
+ * layouts; its stamp becomes the server's history.
+ */
+Datum
+idgen_layout_adopt_server(PG_FUNCTION_ARGS)
+{
+	const IdgenLayoutHistory *server;
+	StringInfoData buf;
+
+	idgen_check_preloaded();
+	server = idgen_server_history(NULL);
+	idgen_stamp_write(server);
+	initStringInfo(&buf);
+	idgen_stamp_format(&buf, server);
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/*
+ * The stamp of CREATE EXTENSION and of the update from 1.3: the versions of
+ * 1.3's table where they are not a prefix of the server's history (a
+ * database restored from another server, which then refuses), else the
+ * server's history.
+ */
+Datum
+idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
+{
+	IdgenExtensionHere ext;
+	IdgenLayoutHistory copy;
+	const IdgenLayoutHistory *server;
+	Oid			relid;
+
+	idgen_check_preloaded();
+	server = idgen_server_history(NULL);
+	if (!idgen_extension_here(&ext))
+		PG_RETURN_VOID();
+	relid = get_relname_relid(IDGEN_COPY_TABLE, ext.schema);
+	memset(&copy, 0, sizeof(copy));
+	if (OidIsValid(relid))
+		idgen_read_copy(relid, &copy);
+	if (copy.nversions > 0 && idgen_stamp_match(&copy, server) == IDGEN_STAMP_OTHER)
+	{
+		ereport(WARNING,
+				(errmsg("this database's layout history does not match the server's, and it will refuse to decode until adopted"),
+				 errhint("See SELECT idgen_layout_adopt() in the guide.")));
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), &copy);
+	}
+	else
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), server);
+	PG_RETURN_VOID();
+}
+
+/*
+ * 1.3's entry points, for a database not updated yet.  Its table is no
+ * longer written by idgen: the triggers only tell the processes that read
+ * it, and the functions refuse, saying to update.
+ */
+Datum
+idgen_layout_versions_restore(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "idgen_layout_versions_restore() must be called as a trigger");
+	return PointerGetDatum(trigdata->tg_trigtuple);
+}
+
+Datum
+idgen_layout_versions_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "idgen_layout_versions_changed() must be called as a trigger");
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	return PointerGetDatum(NULL);
+}
+
+static void
+refuse_13(const char *function)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("%s() belongs to idgen 1.3, whose per-database layout table is no longer kept", function),
+			 errhint("Run ALTER EXTENSION idgen UPDATE: the database's layout history is then its stamp, in the extension's comment.")));
+}
+
+Datum
+idgen_layout_record(PG_FUNCTION_ARGS)
+{
+	refuse_13("idgen_layout_record");
+	PG_RETURN_VOID();
+}
+
+Datum
+idgen_layout_adopt(PG_FUNCTION_ARGS)
+{
+	refuse_13("idgen_layout_adopt");
+	PG_RETURN_VOID();
+}
+
+/* ---- The statements that carry a stamp ---- */
+
+static ProcessUtility_hook_type prev_utility_hook = NULL;
+
+static bool
+is_comment_on_idgen(Node *parsetree)
+{
+	CommentStmt *stmt;
+
+	if (!IsA(parsetree, CommentStmt))
+		return false;
+	stmt = (CommentStmt *) parsetree;
+	return stmt->objtype == OBJECT_EXTENSION && IsA(stmt->object, String) &&
+		strcmp(strVal(stmt->object), "idgen") == 0;
+}
+
+/*
+ * A dump of a database at 1.3 carries its history as the rows of
+ * idgen_layout_versions (COPY ... FROM stdin), a table 1.4 has no more:
+ * their COPY goes to a temporary table of that name, and they become the
+ * stamp, with the WARNING of a restored stamp where they are not this
+ * server's history.
+ */
+static bool
+is_copy_of_13_history(Node *parsetree, IdgenExtensionHere *ext)
+{
+	CopyStmt   *stmt;
+
+	if (!IsA(parsetree, CopyStmt))
+		return false;
+	stmt = (CopyStmt *) parsetree;
+	return stmt->is_from && stmt->filename == NULL && stmt->relation != NULL &&
+		strcmp(stmt->relation->relname, IDGEN_COPY_TABLE) == 0 &&
+		!OidIsValid(RangeVarGetRelid(stmt->relation, NoLock, true)) &&
+		idgen_extension_here(ext) && ext->minor >= 4;
+}
+
+static void
+warn_other_history(const IdgenLayoutHistory *stamp)
+{
+	StringInfoData buf;
+
+	if (idgen_stamp_match(stamp, idgen_server_history(NULL)) == IDGEN_STAMP_SAME)
+		return;
+	initStringInfo(&buf);
+	idgen_stamp_format(&buf, stamp);
+	ereport(WARNING,
+			(errmsg("this database's IDs were minted under another layout history than this server's"),
+			 errdetail("The stamp lists %s.", buf.data),
+			 errhint("Its decoders and idgen_next() fail until SELECT idgen_layout_adopt(), which is right only if every ID in it was minted under this server's layouts; otherwise restore it into a server with that history.")));
+}
+
+static void
+restore_13_history(PlannedStmt *pstmt, const char *queryString,
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest,
+				   QueryCompletion *qc, const IdgenExtensionHere *ext)
+{
+	PlannedStmt *copy_pstmt = copyObject(pstmt);
+	CopyStmt   *copy = (CopyStmt *) copy_pstmt->utilityStmt;
+	IdgenLayoutHistory history;
+	Oid			relid;
+	int			ret;
+
+	idgen_check_preloaded();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ret = SPI_execute("CREATE TEMPORARY TABLE " IDGEN_COPY_TABLE " (version integer,"
+					  " epoch timestamptz, shard_bits integer, sequence_bits integer,"
+					  " first_id bigint, history bigint) ON COMMIT DROP", false, 0);
+	if (ret != SPI_OK_UTILITY)
+		elog(ERROR, "could not create a temporary table for idgen 1.3's history");
+	SPI_finish();
+	CommandCounterIncrement();
+
+	copy->relation->schemaname = "pg_temp";
+	if (prev_utility_hook)
+		prev_utility_hook(copy_pstmt, queryString, false, context, params,
+						  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(copy_pstmt, queryString, false, context,
+								params, queryEnv, dest, qc);
+	CommandCounterIncrement();
+
+	relid = RangeVarGetRelid(copy->relation, NoLock, false);
+	idgen_read_copy(relid, &history);
+	if (history.nversions == 0)
+		return;
+	warn_other_history(&history);
+	idgen_stamp_write_on(ext->oid,
+						 idgen_comment_text(GetComment(ext->oid, ExtensionRelationId, 0)),
+						 &history);
+}
+
+/*
+ * A comment by hand keeps the stamp: it is put back after the new text.
+ * One that brings a stamp (a restore's) must parse; one that differs from
+ * the server's history is taken, with a WARNING, and the database refuses
+ * to decode until idgen_layout_adopt().
+ */
+static void
+stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	IdgenExtensionHere ext;
+	IdgenLayoutHistory before;
+	IdgenLayoutHistory after;
+	bool		had = false;
+	bool		malformed;
+	bool		watch;
+	char	   *comment;
+
+	if (is_copy_of_13_history(parsetree, &ext))
+	{
+		restore_13_history(pstmt, queryString, context, params, queryEnv,
+						   dest, qc, &ext);
+		return;
+	}
+
+	watch = is_comment_on_idgen(parsetree) && idgen_extension_here(&ext);
+	if (watch)
+		had = idgen_comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), &before, &malformed);
+
+	if (prev_utility_hook)
+		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+						  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+	if (!watch)
+		return;
+
+	CommandCounterIncrement();
+	comment = GetComment(ext.oid, ExtensionRelationId, 0);
+	if (idgen_comment_stamp(comment, &after, &malformed))
+	{
+		warn_other_history(&after);
+		idgen_stamp_changed();
+	}
+	else if (malformed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the comment on extension idgen ends with a malformed layout history"),
+				 errhint("Leave its last part, from \"[layout history:\", as idgen wrote it.")));
+	else if (had)
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(comment), &before);
+}
+
+void
+idgen_stamp_hook_install(void)
+{
+	prev_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = stamp_utility_hook;
+}
