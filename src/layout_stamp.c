@@ -392,7 +392,7 @@ copy_damaged(const char *why)
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("table \"%s\" is not a layout history", IDGEN_COPY_TABLE),
 			 errdetail("%s", why),
-			 errhint("Run ALTER EXTENSION idgen UPDATE: idgen 1.4 keeps the history in the extension's comment.")));
+			 errhint("Its rows must be versions 1, 2, ... with rising first IDs, as idgen 1.3 wrote them.")));
 }
 
 /*

@@ -17,6 +17,10 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_namespace.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "commands/comment.h"
@@ -158,6 +162,16 @@ is_comment_on_idgen(Node *parsetree)
 		strcmp(strVal(stmt->object), "idgen") == 0;
 }
 
+static bool
+extension_owner(Oid extoid)
+{
+#if PG_VERSION_NUM >= 160000
+	return object_ownercheck(ExtensionRelationId, extoid, GetUserId());
+#else
+	return pg_extension_ownercheck(extoid, GetUserId());
+#endif
+}
+
 /*
  * A dump of a database at 1.3 carries its history as the rows of
  * idgen_layout_versions (COPY ... FROM stdin), a table 1.4 has no more:
@@ -173,10 +187,20 @@ is_copy_of_13_history(Node *parsetree, IdgenExtensionHere *ext)
 	if (!IsA(parsetree, CopyStmt))
 		return false;
 	stmt = (CopyStmt *) parsetree;
-	return stmt->is_from && stmt->filename == NULL && stmt->relation != NULL &&
-		strcmp(stmt->relation->relname, IDGEN_COPY_TABLE) == 0 &&
-		!OidIsValid(RangeVarGetRelid(stmt->relation, NoLock, true)) &&
-		idgen_extension_here(ext) && ext->minor >= 4;
+	if (!stmt->is_from || stmt->filename != NULL || stmt->relation == NULL ||
+		strcmp(stmt->relation->relname, IDGEN_COPY_TABLE) != 0 ||
+		OidIsValid(RangeVarGetRelid(stmt->relation, NoLock, true)) ||
+		!idgen_extension_here(ext) || ext->minor < 4)
+		return false;
+	/* where the table was: the extension's schema */
+	if (stmt->relation->schemaname != NULL &&
+		get_namespace_oid(stmt->relation->schemaname, true) != ext->schema)
+		return false;
+	/* what writes the stamp is the extension owner's to say, as COMMENT is */
+	if (!extension_owner(ext->oid))
+		return false;
+	/* a standby or a read-only transaction gets COPY's own error */
+	return !RecoveryInProgress() && !XactReadOnly;
 }
 
 static void
@@ -209,15 +233,17 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 	idgen_check_preloaded();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ret = SPI_execute("CREATE TEMPORARY TABLE " IDGEN_COPY_TABLE " (version integer,"
-					  " epoch timestamptz, shard_bits integer, sequence_bits integer,"
-					  " first_id bigint, history bigint) ON COMMIT DROP", false, 0);
+	/* heap: a restore may have set default_table_access_method */
+	ret = SPI_execute("CREATE TEMPORARY TABLE " IDGEN_COPY_TABLE " (version pg_catalog.int4,"
+					  " epoch pg_catalog.timestamptz, shard_bits pg_catalog.int4,"
+					  " sequence_bits pg_catalog.int4, first_id pg_catalog.int8,"
+					  " history pg_catalog.int8) USING heap", false, 0);
 	if (ret != SPI_OK_UTILITY)
 		elog(ERROR, "could not create a temporary table for idgen 1.3's history");
 	SPI_finish();
 	CommandCounterIncrement();
 
-	copy->relation->schemaname = "pg_temp";
+	copy->relation->schemaname = pstrdup("pg_temp");
 	if (prev_utility_hook)
 		prev_utility_hook(copy_pstmt, queryString, false, context, params,
 						  queryEnv, dest, qc);
@@ -228,6 +254,13 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 
 	relid = RangeVarGetRelid(copy->relation, NoLock, false);
 	idgen_read_copy(relid, &history);
+	/* gone at once: a second such COPY in the transaction is redirected too */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("DROP TABLE pg_temp." IDGEN_COPY_TABLE, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not drop the temporary table of idgen 1.3's history");
+	SPI_finish();
+	CommandCounterIncrement();
 	if (history.nversions == 0)
 		return;
 	warn_other_history(&history);
