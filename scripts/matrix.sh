@@ -39,7 +39,8 @@
 #	IDGEN_MATRIX_REBUILD=1  make every base afresh
 #	IDGEN_SUITES, PROVE_TESTS, PROVE_FLAGS, IDGEN_KEEP, IDGEN_TAP_JOBS and
 #	IDGEN_NEMESIS_SEEDS, _SECONDS, _SERVERS  passed to scripts/test.sh
-#	IDGEN_MATRIX_PARALLEL   jobs at once (2)
+#	IDGEN_MATRIX_PARALLEL   jobs at once (2); each runs IDGEN_TAP_JOBS TAP
+#	                        files at once, 2 where jobs run side by side
 #	IDGEN_CITUS_TARBALL     Citus's source archive for the citus jobs, with
 #	                        its .sha256 beside it (default
 #	                        $IDGEN_ROOT/../shared/vendor/citus-14.0.1.tar.gz,
@@ -488,6 +489,12 @@ snapshot_tree "$logs/tree"
 # network, and PostgreSQL::Test::Cluster can only keep its own nodes' ports
 # apart, so those two never run at once.
 parallel=${IDGEN_MATRIX_PARALLEL:-2}
+# Two jobs of four TAP files each put eight servers' clocks, starts and
+# lease renewals on two cores, and the tests that measure them (a clock set
+# 2 s behind a start, a lease renewed within a third of its length) failed
+# by contention in 18 and 19 side by side; two files a job keep four at
+# once, as one job of four did.
+export IDGEN_TAP_JOBS=${IDGEN_TAP_JOBS:-$((parallel > 1 ? 2 : 4))}
 [[ $parallel =~ ^[1-9][0-9]*$ ]] || idgen_die "IDGEN_MATRIX_PARALLEL must be a positive number, not '$parallel'"
 longest_first=(18 19 17 15 deb citus17 citus18 pgxn)
 
