@@ -127,17 +127,6 @@ sub restore
 		: ('pg_restore', '-d', $node->connstr($db), $dump));
 }
 
-sub refuses
-{
-	my ($node, $db, $sql, $what) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql($db, "\\set VERBOSITY verbose\n$sql");
-	like($stderr,
-		qr/ERROR:  55000: this database's layout history does not match the server's/,
-		"$what: refused with 55000");
-	return $stderr;
-}
-
 my $create_table = q{
 CREATE TABLE items (
 	id bigint PRIMARY KEY DEFAULT idgen_next(),
@@ -278,10 +267,10 @@ foreach my $dump ($dump_b_fc, $dump_b_sq)
 	  if $dump =~ /\.sql$/;
 	like($stderr, qr/this database's layout history does not match the server's/,
 		"$db on Q: the rows of items, whose column needs a decoder, fail to load");
-	refuses($q, $db, 'SELECT id_to_timestamp(1)', "$db on Q: id_to_timestamp()");
-	refuses($q, $db, 'SELECT min_id_at(now())',   "$db on Q: min_id_at()");
-	refuses($q, $db, 'SELECT idgen_next()',       "$db on Q: idgen_next()");
-	refuses($q, $db, "EXPLAIN SELECT id_to_shard($first)",
+	stamp_refuses($q, $db, 'SELECT id_to_timestamp(1)', "$db on Q: id_to_timestamp()");
+	stamp_refuses($q, $db, 'SELECT min_id_at(now())',   "$db on Q: min_id_at()");
+	stamp_refuses($q, $db, 'SELECT idgen_next()',       "$db on Q: idgen_next()");
+	stamp_refuses($q, $db, "EXPLAIN SELECT id_to_shard($first)",
 		"$db on Q: the planner, folding a constant");
 }
 
@@ -296,7 +285,7 @@ $p->command_ok(
 	my ($ok, $stderr) = restore($q, 'plain_b', $dump_plain);
 	is($q->safe_psql('plain_b', 'SELECT count(*) FROM plain_ids'),
 		scalar(@old) + scalar(@new), 'plain_b on Q: every row loaded');
-	my $err = refuses($q, 'plain_b', 'SELECT count(DISTINCT id_to_shard(id)) FROM plain_ids',
+	my $err = stamp_refuses($q, 'plain_b', 'SELECT count(DISTINCT id_to_shard(id)) FROM plain_ids',
 		'plain_b on Q: id_to_shard() of the loaded rows');
 	like($err, qr/HINT:  It was restored from a server with another layout history/,
 		'plain_b on Q: the hint says where such a database belongs');
@@ -307,7 +296,7 @@ $p->command_ok(
 # that kept minting under A, so it refuses until told.
 {
 	my ($ok, $stderr) = restore($p, 'old_a', $dump_a_fc);
-	refuses($p, 'old_a', 'SELECT id_to_shard(1)', 'old_a on P (a dump of P before the change)');
+	stamp_refuses($p, 'old_a', 'SELECT id_to_shard(1)', 'old_a on P (a dump of P before the change)');
 	is($p->safe_psql('old_a', 'SELECT count(*) FROM items'), '0',
 		'old_a on P: the rows with a stored decoder did not load');
 	like($p->safe_psql('old_a', 'SELECT idgen_layout_adopt()'),
@@ -323,7 +312,7 @@ $p->command_ok(
 # stamp of fewer versions refusing: it may be a copy's that kept minting
 # under A, and the worker extends only the history it stamped last.
 restore($p, 'old_a2', $dump_a_fc);
-refuses($p, 'old_a2', 'SELECT id_to_shard(1)', 'old_a2 on P, left unadopted');
+stamp_refuses($p, 'old_a2', 'SELECT id_to_shard(1)', 'old_a2 on P, left unadopted');
 $p->stop;
 write_conf($p_conf,
 	"idgen.epoch = '2026-01-01 00:00:00+00'\nidgen.shard_bits = 14\n"
@@ -335,7 +324,7 @@ ok(log_has($p, $offset, qr/idgen stamped database "app" with layout versions 3 t
 	'P, a third layout: the worker stamps version 3 on app');
 ok(log_has($p, $offset, qr/database "old_a2" keeps a layout history that is not this server's/),
 	'P, a third layout: and leaves old_a2\'s stamp');
-refuses($p, 'old_a2', 'SELECT id_to_shard(1)', 'old_a2 on P, after the third layout');
+stamp_refuses($p, 'old_a2', 'SELECT id_to_shard(1)', 'old_a2 on P, after the third layout');
 check_decodes($p, 'app', 'P, layout C', 1);
 
 # Only a superuser (or whom it grants to) says which history applies.

@@ -37,17 +37,6 @@ my $allow  = "idgen.allow_layout_change = on\n";
 
 sub layout_conf { return $_[0]->data_dir . '/idgen_layout.conf'; }
 
-sub refuses
-{
-	my ($node, $db, $sql, $what) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql($db, "\\set VERBOSITY verbose\n$sql");
-	like($stderr,
-		qr/ERROR:  55000: this database's layout history does not match the server's/,
-		"$what: refused with 55000");
-	return $stderr;
-}
-
 sub pg_restore
 {
 	my ($node, $db, $dump) = @_;
@@ -88,10 +77,10 @@ $standby->init_from_backup($p, 'after_b', has_streaming => 1);
 $standby->start;
 $p->safe_psql('postgres', 'CREATE DATABASE stale');
 pg_restore($p, 'stale', $dump_p_a);
-refuses($p, 'stale', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 7',
+stamp_refuses($p, 'stale', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 7',
 	'a dump of P under A, restored on P under B');
 $p->wait_for_catchup($standby);
-refuses($standby, 'stale', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 7',
+stamp_refuses($standby, 'stale', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 7',
 	'and on its standby');
 is($standby->safe_psql('app', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 7'),
 	'200', 'the standby decodes P\'s own database');
@@ -112,7 +101,7 @@ $c->safe_psql('postgres', 'CREATE DATABASE from_p');
 pg_restore($c, 'from_p', $dump_p);
 is($c->safe_psql('from_p', 'SELECT count(*) FROM items'),
 	'400', 'P\'s dump restored into its copy C: every row loaded');
-my $err = refuses($c, 'from_p', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 5000',
+my $err = stamp_refuses($c, 'from_p', 'SELECT count(*) FROM items WHERE id_to_shard(id) = 5000',
 	'P\'s dump in C: id_to_shard()');
 like($err, qr/server's history is 0 12\/10 \S+, \d+ 10\/12 /,
 	'P\'s dump in C: the detail names C\'s own history');
@@ -127,9 +116,9 @@ INSERT INTO imported SELECT idgen_next_n(20) FROM generate_series(1, 10);});
 is($c->safe_psql('mine', 'SELECT count(*) FROM imported WHERE id_to_shard(id) = 300'),
 	'200', 'C\'s own blocks, stored without a default, decode by X');
 pg_restore($c, 'mine', $dump_p);
-refuses($c, 'mine', 'SELECT count(*) FROM imported WHERE id_to_shard(id) = 300',
+stamp_refuses($c, 'mine', 'SELECT count(*) FROM imported WHERE id_to_shard(id) = 300',
 	'P\'s dump restored over C\'s own rows: id_to_shard() of C\'s rows');
-refuses($c, 'mine', 'SELECT idgen_next_n(2)', 'and idgen_next_n()');
+stamp_refuses($c, 'mine', 'SELECT idgen_next_n(2)', 'and idgen_next_n()');
 $c->stop;
 
 # --------------------------------------------------------------------------
@@ -199,7 +188,7 @@ is($s->safe_psql('own13', 'SELECT count(*) FROM items'), '1', 'updated: it mints
 $s->safe_psql('postgres', 'CREATE DATABASE foreign13');
 $s->safe_psql('foreign13', q{CREATE EXTENSION idgen VERSION '1.3';
 INSERT INTO idgen_layout_versions VALUES (1, '2026-01-01 00:00:00+00', 10, 12, 0, 42);});
-refuses($s, 'foreign13', 'SELECT id_to_shard(4194309127)', '1.3 with another server\'s history');
+stamp_refuses($s, 'foreign13', 'SELECT id_to_shard(4194309127)', '1.3 with another server\'s history');
 
 # Its dump, made under 1.3, carries the history as rows of the table: a
 # plain restore into a 1.4 database takes them as its stamp.
@@ -218,7 +207,7 @@ $s->safe_psql('postgres', 'CREATE DATABASE from13');
 like($s->safe_psql('from13',
 		q{SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'idgen'}),
 	qr/\[layout history: 0 10\/12 2026-01-01T00:00:00Z\]$/, 'its stamp is the dumped table\'s history');
-refuses($s, 'from13', 'SELECT id_to_shard(4194309127)', 'the 1.3 dump restored into 1.4');
+stamp_refuses($s, 'from13', 'SELECT id_to_shard(4194309127)', 'the 1.3 dump restored into 1.4');
 
 # Only the extension's owner writes a stamp that way, as only it may
 # COMMENT ON EXTENSION: another role's COPY is COPY's own error.
@@ -234,7 +223,7 @@ like($s->safe_psql('from13',
 ($ret, $stdout, $stderr) = $s->psql('foreign13', 'ALTER EXTENSION idgen UPDATE');
 like($stderr, qr/WARNING:  this database's layout history does not match the server's/,
 	'its update warns');
-refuses($s, 'foreign13', 'SELECT id_to_shard(4194309127)', 'updated, it still refuses');
+stamp_refuses($s, 'foreign13', 'SELECT id_to_shard(4194309127)', 'updated, it still refuses');
 like($s->safe_psql('foreign13',
 		q{SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'idgen'}),
 	qr/\[layout history: 0 10\/12 2026-01-01T00:00:00Z\]$/, 'its stamp is the table\'s history');

@@ -106,6 +106,7 @@ our @EXPORT = qw(
   min_id
   slow_takes
   log_has
+  stamp_refuses
   misdecoded
 );
 
@@ -420,6 +421,19 @@ SELECT count(*) FILTER (WHERE NOT (
 		AND (idgen_decode(id)).sequence = id_to_sequence(id))),
 	   count(*)
   FROM items WHERE $where});
+}
+
+# A statement in a database whose layout stamp is not the server's history
+# (t/030, t/032): 55000, as every decoder and idgen_next() fail there.
+sub stamp_refuses
+{
+	my ($node, $db, $sql, $what) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql($db, "\\set VERBOSITY verbose\n$sql");
+	Test::More::like($stderr,
+		qr/ERROR:  55000: this database's layout history does not match the server's/,
+		"$what: refused with 55000");
+	return $stderr;
 }
 
 sub log_has
