@@ -150,6 +150,20 @@ idgen_layout_adopt(PG_FUNCTION_ARGS)
 
 static ProcessUtility_hook_type prev_utility_hook = NULL;
 
+/* The statement itself, through the hooks installed before ours. */
+static void
+run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+			ProcessUtilityContext context, ParamListInfo params,
+			QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_utility_hook)
+		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+						  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
 static bool
 is_comment_on_idgen(Node *parsetree)
 {
@@ -244,12 +258,8 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 	CommandCounterIncrement();
 
 	copy->relation->schemaname = pstrdup("pg_temp");
-	if (prev_utility_hook)
-		prev_utility_hook(copy_pstmt, queryString, false, context, params,
-						  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(copy_pstmt, queryString, false, context,
-								params, queryEnv, dest, qc);
+	run_utility(copy_pstmt, queryString, false, context, params, queryEnv,
+				dest, qc);
 	CommandCounterIncrement();
 
 	relid = RangeVarGetRelid(copy->relation, NoLock, false);
@@ -301,12 +311,8 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 	if (watch)
 		had = idgen_comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), &before, &malformed);
 
-	if (prev_utility_hook)
-		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-						  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+	run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv,
+				dest, qc);
 	if (!watch)
 		return;
 
