@@ -605,13 +605,14 @@ run_seed($_) for @seeds;
 		$n;
 	} 1, 2;
 	@log = ([ time, 'two servers of shard 7, no registry' ]);
-	# both generators raised to one millisecond just ahead of the clock,
-	# so that their first blocks are the same IDs whatever the clients'
-	# timing (the clock is within idgen.max_lead of it: no wait)
+	# both generators raised to one millisecond 3 s ahead of the clock:
+	# the first mints wait until the clock is within idgen.max_lead of it,
+	# then both servers mint from there, so their first blocks are the same
+	# IDs however late a loaded machine starts the clients
 	my $common = $pair[0]->safe_psql('postgres',
-		q{SELECT min_id_at(clock_timestamp() + interval '300 ms')});
+		q{SELECT min_id_at(clock_timestamp() + interval '3 s')});
 	$_->safe_psql('postgres', "SELECT idgen_advance_past($common)") for @pair;
-	my $until = time + 4;
+	my $until = time + 6;
 	my @clients = map {
 		# blocks of 2,000 IDs, two milliseconds each, so that the two
 		# servers' milliseconds meet often in 4 s
