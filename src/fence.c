@@ -141,14 +141,6 @@ typedef struct IdgenStateFileV1
 	pg_crc32c	crc;
 } IdgenStateFileV1;
 
-/*
- * The history was taken at this start from a file of another cluster, or
- * assumed for want of one: the databases' copies name another history, and
- * the fence worker has the "idgen layouts" worker leave markers where they
- * fit.  Set by the postmaster, inherited by the worker.
- */
-static bool history_taken_over = false;
-
 /* The redo pointer the last write of this process recorded. */
 static XLogRecPtr written_redo = InvalidXLogRecPtr;
 
@@ -387,7 +379,6 @@ recover_history(IdgenLayoutHistory *history, const IdgenStateFile *file,
 	{
 		assumed_history(history, idgen_layout.epoch, idgen_layout.shard_bits,
 						idgen_layout.sequence_bits);
-		history_taken_over = true;
 		return;
 	}
 	if (kind == STATE_MISSING)
@@ -438,13 +429,11 @@ recover_history(IdgenLayoutHistory *history, const IdgenStateFile *file,
 	if (file->system_identifier != system_identifier && layouts_system == system_identifier)
 	{
 		*history = file->history;
-		history_taken_over = true;
 		return;
 	}
 	if (layouts_system != system_identifier && file->system_identifier == system_identifier)
 	{
 		*history = from_layouts;
-		history_taken_over = true;
 		return;
 	}
 	ereport(ERROR,
@@ -670,9 +659,6 @@ idgen_fence_recover(void)
 	last = &history.versions[history.nversions - 1];
 	start_ms = recover_fence_ms(ctl, &file, kind,
 								ms_at_or_above(checkpoint_floor_id(ctl, last)));
-	/* the first start after initdb: no database has a copy yet */
-	if (start_ms == 0 && kind == STATE_MISSING)
-		history_taken_over = false;
 	start_ms = Max(start_ms, ms_at_or_above(last->first_id));
 
 	/*
