@@ -11,6 +11,8 @@
 # As root, apt-get installs what the build needs first: the server's headers
 # and the three libraries Citus links with.  Citus supports PostgreSQL 16 to
 # 18.  scripts/matrix.sh runs this before scripts/test.sh in its citus jobs.
+# A rerun with the same archive for the same server builds nothing: the
+# archive's checksum is kept beside Citus's control file.
 
 set -euo pipefail
 
@@ -27,6 +29,16 @@ archive=$(cd "$(dirname "$archive")" && pwd)/$(basename "$archive")
 
 [ -x "$PG_CONFIG" ] || idgen_die "pg_config not found at $PG_CONFIG (set PG_CONFIG)"
 pg_major=$("$PG_CONFIG" --version | sed -E 's/^[^0-9]*([0-9]+).*/\1/')
+
+pg_sharedir=$("$PG_CONFIG" --sharedir)
+built_from=$pg_sharedir/extension/citus.idgen-built-from
+sum=$(cut -d' ' -f1 "$archive.sha256")
+if [ -f "$pg_sharedir/extension/citus.control" ] && [ -f "$built_from" ] &&
+	[ "$(cat "$built_from")" = "$sum" ] &&
+	[ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
+	idgen_log "Citus from $(basename "$archive") is installed for PostgreSQL $pg_major already"
+	exit 0
+fi
 
 packages=(build-essential "postgresql-server-dev-$pg_major"
 	libcurl4-openssl-dev liblz4-dev libicu-dev)
@@ -62,4 +74,5 @@ idgen_log "building Citus from $(basename "$archive") for PostgreSQL $pg_major"
 	make install >"$build/install.log" 2>&1 ||
 		{ idgen_tail "$build/install.log" 40 >&2; exit 1; }
 ) || idgen_die "the Citus build failed"
+echo "$sum" >"$built_from"
 idgen_log "installed Citus into $("$PG_CONFIG" --pkglibdir) in $SECONDS s"

@@ -27,8 +27,12 @@
 #	      trixie, sid: Citus built from its source archive inside the root
 #	      (scripts/citus.sh), then the citus suite (t/citus/) only
 # Bases are kept under $IDGEN_MATRIX_CACHE and made again when missing, made
-# by an older recipe, or broken; downloaded .debs are kept there too (a cache
-# of downloads: every run still installs them).  A run's mounts and processes
+# by an older recipe, or broken; downloaded .debs are kept there too.  The
+# jobs 15, deb and pgxn test installing from nothing, and install everything
+# in every run.  17, 18, 19 and the Citus jobs test the suites: they start
+# from a cached layer over the pristine base holding what scripts/setup.sh
+# (and, for Citus, scripts/citus.sh) installed when run in it, made again
+# when the base, those scripts or Citus's archive change.  A run's mounts and processes
 # are gone when it ends, whatever happened.  A job whose base cannot be made
 # counts as failed.
 #
@@ -259,26 +263,26 @@ ensure_base()
 	}
 }
 
-# run_fresh JOB SRC OUT CMD...: CMD as root in a fresh overlay of JOB's base,
-# with the directory SRC at /var/tmp/idgen-src and OUT at /var/tmp/idgen-out
-# (both on this machine, so what is written there outlives the run).  The
-# overlay's upper layer is removed afterwards: the base never changes.
-run_fresh()
+# in_overlay LOWER UPPER DEBS SRC OUT CMD...: CMD as root in an overlay whose
+# read-only layers are LOWER (dir:dir, the first on top) and whose writes go to
+# UPPER, with the download cache DEBS, the directory SRC at /var/tmp/idgen-src
+# and OUT at /var/tmp/idgen-out (both on this machine, so what is written there
+# outlives the run), in new mount and PID namespaces.  UPPER is left to the
+# caller: a job throws it away, a layer keeps it.
+in_overlay()
 {
-	local j=$1 src=$2 out=$3 base run debs rc=0
-	shift 3
-	base=$(base_dir "$j")
-	debs=$cache/debs-$(suite_of "$j")
-	mkdir -p -- "$debs"
+	local lower=$1 upper=$2 debs=$3 src=$4 out=$5 run rc=0
+	shift 5
+	mkdir -p -- "$debs" "$upper"
 	run=$(mktemp -d "$cache/run.XXXXXX")
-	mkdir -p -- "$run/upper" "$run/work" "$run/root" "$run/debs" "$run/debs-work"
+	mkdir -p -- "$run/work" "$run/root" "$run/debs" "$run/debs-work"
 	unshare --mount --pid --fork --kill-child --propagation private -- \
 		bash -c '
-			base=$1 run=$2 debs=$3 src=$4 out=$5
-			shift 5
+			lower=$1 upper=$2 run=$3 debs=$4 src=$5 out=$6
+			shift 6
 			r=$run/root
 			mount -t overlay overlay \
-				-o "lowerdir=$base,upperdir=$run/upper,workdir=$run/work" "$r" &&
+				-o "lowerdir=$lower,upperdir=$upper,workdir=$run/work" "$r" &&
 				mount -t proc proc "$r/proc" &&
 				mount --rbind /dev "$r/dev" &&
 				mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm" &&
@@ -301,11 +305,117 @@ run_fresh()
 			exec chroot "$r" /usr/bin/env -i \
 				PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 				HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${ca[@]}" "$@"
-		' run_fresh "$base" "$run" "$debs" "$src" "$out" "$@" || rc=$?
+		' in_overlay "$lower" "$upper" "$run" "$debs" "$src" "$out" "$@" || rc=$?
 	check_unmounted "$run"
 	keep_debs "$run/debs" "$debs"
 	rm -rf -- "$run"
 	return $rc
+}
+
+# run_fresh JOB SRC OUT CMD...: CMD in a fresh overlay of JOB's base (and of
+# its layer, for the jobs that have one), thrown away afterwards: the base
+# and the layer never change.
+run_fresh()
+{
+	local j=$1 src=$2 out=$3 lower upper rc=0
+	shift 3
+	lower=$(base_dir "$j")
+	[ -z "$(layer_of "$j")" ] || lower=$(layer_dir "$j"):$lower
+	upper=$(mktemp -d "$cache/upper.XXXXXX")
+	in_overlay "$lower" "$upper" "$cache/debs-$(suite_of "$j")" "$src" "$out" "$@" || rc=$?
+	rm -rf -- "$upper"
+	return $rc
+}
+
+# ---- cached layers -----------------------------------------------------------
+# The jobs that test the suites, not the installation (17, 18, 19 and the
+# Citus jobs), start from a layer over the pristine base holding what
+# scripts/setup.sh installs (and, for Citus, Citus built by scripts/citus.sh).
+# The layer is made by those scripts themselves in a fresh overlay of the
+# base, its apt lists removed as in the base, and kept until the base, the
+# scripts or Citus's archive change: a package the scripts stop installing is
+# gone from the next layer.  The jobs that test installing from nothing stay
+# pristine: 15 (the README's two commands), deb and pgxn.
+layer_recipe=1
+
+layer_of()
+{
+	case $1 in
+		17|18|19) echo tools ;;
+		citus*) echo citus ;;
+	esac
+}
+
+layer_dir()
+{
+	echo "$cache/layer-$(layer_of "$1")-pg$(version_of "$1")-$(suite_of "$1")"
+}
+
+# layer_stamp JOB: what the layer was made from
+layer_stamp()
+{
+	local j=$1 base
+	base=$(base_dir "$j")
+	echo "layer recipe $layer_recipe: $(base_stamp "$j"), base made $(stat -c %Y "$base/.idgen-base")"
+	(cd "$tree_snapshot" && sha256sum scripts/setup.sh scripts/lib.sh)
+	if [ "$(layer_of "$j")" = citus ]; then
+		(cd "$tree_snapshot" && sha256sum scripts/citus.sh)
+		cat -- "$(citus_tarball).sha256"
+	fi
+}
+
+layer_ok()
+{
+	local dir
+	dir=$(layer_dir "$1")
+	[ -d "$dir" ] && [ -f "$dir.stamp" ] && [ "$(cat -- "$dir.stamp")" = "$(layer_stamp "$1")" ]
+}
+
+# make_layer JOB: JOB's layer, made afresh
+make_layer()
+{
+	local j=$1 v dir tmp log cmd
+	v=$(version_of "$j")
+	dir=$(layer_dir "$j")
+	log=$dir.log
+	tmp=$(mktemp -d "$cache/layer.XXXXXX")
+	mkdir -p -- "$tmp/out"
+	copy_tree "$tmp/src"
+	cmd='IDGEN_PACKAGES_ONLY=1 bash /var/tmp/idgen-src/scripts/setup.sh'
+	if [ "$(layer_of "$j")" = citus ]; then
+		cp -- "$(citus_tarball)" "$(citus_tarball).sha256" "$tmp/out/"
+		cmd+=" && bash /var/tmp/idgen-src/scripts/citus.sh /var/tmp/idgen-out/$(basename "$(citus_tarball)")"
+	fi
+	cmd+=' && apt-get -q clean && find /var/lib/apt/lists -mindepth 1 -delete'
+	idgen_log "$j: making its layer of packages in $dir (log: $log)"
+	if ! in_overlay "$(base_dir "$j")" "$tmp/upper" "$cache/debs-$(suite_of "$j")" \
+		"$tmp/src" "$tmp/out" env PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
+		bash -c "$cmd" >"$log" 2>&1; then
+		idgen_tail "$log" 40 >&2
+		rm -rf -- "$tmp"
+		return 1
+	fi
+	rm -rf -- "$dir" "$dir.stamp"
+	mv -- "$tmp/upper" "$dir"
+	layer_stamp "$j" >"$dir.stamp"
+	rm -rf -- "$tmp"
+}
+
+ensure_layer()
+{
+	local j=$1
+	[ -n "$(layer_of "$j")" ] || return 0
+	if [ "$(layer_of "$j")" = citus ] && ! citus_tarball >/dev/null; then
+		return 0	# the job says SKIP
+	fi
+	if [ "${IDGEN_MATRIX_REBUILD:-0}" != 1 ] && layer_ok "$j"; then
+		idgen_log "$j: its layer of packages in $(layer_dir "$j")"
+		return 0
+	fi
+	make_layer "$j" || {
+		idgen_warn "$j: could not make its layer"
+		return 1
+	}
 }
 
 # keep_debs UPPER CACHE: the .debs a run downloaded (its overlay's upper
@@ -387,6 +497,7 @@ run_job()
 	v=$(version_of "$j")
 	mapfile -t env < <(test_env)
 	ensure_base "$j" || return 1
+	ensure_layer "$j" || return 1
 	mkdir -p -- "$w/out"
 	case $j in
 		deb)
@@ -448,17 +559,31 @@ run_job()
 	esac
 }
 
-# make_bases JOB...: every base the jobs need, made side by side (the time
-# goes to downloads, not to the processors); fails if one could not be made
+# make_bases JOB...: every base the jobs need, then every layer, made side by
+# side (the time goes to downloads and dpkg, not to the processors); fails if
+# one could not be made
 make_bases()
 {
-	local j base pids=() rc=0 pid
+	local j key pids=() rc=0 pid
 	declare -A seen=()
 	for j in "$@"; do
-		base=$(base_dir "$j")
-		[ -z "${seen[$base]:-}" ] || continue
-		seen[$base]=1
+		key=$(base_dir "$j")
+		[ -z "${seen[$key]:-}" ] || continue
+		seen[$key]=1
 		ensure_base "$j" &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || rc=1
+	done
+	[ "$bases_only" = 0 ] || return $rc
+	pids=()
+	for j in "$@"; do
+		[ -n "$(layer_of "$j")" ] || continue
+		key=$(layer_dir "$j")
+		[ -z "${seen[$key]:-}" ] || continue
+		seen[$key]=1
+		{ base_ok "$j" && ensure_layer "$j"; } &
 		pids+=($!)
 	done
 	for pid in "${pids[@]}"; do
@@ -468,16 +593,16 @@ make_bases()
 }
 
 ensure_host_tools
+logs=$(mktemp -d "${TMPDIR:-/tmp}/idgen-matrix.XXXXXX")
+idgen_on_exit rm -rf -- "$logs"
+snapshot_tree "$logs/tree"
 if [ "$bases_only" = 1 ]; then
 	make_bases "${jobs[@]}"
 	exit
 fi
-# a base that failed here is tried again, alone, by its job
+# a base or layer that failed here is tried again, alone, by its job
 make_bases "${jobs[@]}" || true
 bases_seconds=$SECONDS
-logs=$(mktemp -d "${TMPDIR:-/tmp}/idgen-matrix.XXXXXX")
-idgen_on_exit rm -rf -- "$logs"
-snapshot_tree "$logs/tree"
 
 # ---- jobs side by side -------------------------------------------------------
 # A job spends most of its time waiting (servers starting, leases expiring,
@@ -621,6 +746,6 @@ for j in "${jobs[@]}"; do
 	fi
 done
 echo
-echo "matrix took $SECONDS s: $bases_seconds s making the pristine bases, then the jobs, $parallel at a time, in $((SECONDS - bases_seconds)) s ($job_seconds s of jobs in all)"
+echo "matrix took $SECONDS s: $bases_seconds s making the pristine bases and the layers, then the jobs, $parallel at a time, in $((SECONDS - bases_seconds)) s ($job_seconds s of jobs in all)"
 echo "matrix: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

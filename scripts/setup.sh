@@ -9,7 +9,9 @@
 # server's directories are writable (else prints the command to run as root).
 #
 # Environment: PG_CONFIG (default /usr/lib/postgresql/15/bin/pg_config),
-# IDGEN_SKIP_APT=1 (never call apt-get), and anything make reads (PG_CFLAGS).
+# IDGEN_SKIP_APT=1 (never call apt-get), IDGEN_PACKAGES_ONLY=1 (install the
+# packages, build nothing: scripts/matrix.sh makes its cached layers so), and
+# anything make reads (PG_CFLAGS).
 # When the objects in the tree were built with another server, compiler,
 # PG_CFLAGS or COPT than now (recorded in .idgen-build), or by a make run
 # since, the tree is cleaned and built whole: scripts/test.sh passes
@@ -149,6 +151,11 @@ if [ "$pgtap_from_source" = 1 ] && [ -n "$pgtap_control" ]; then
 		make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
 	)
 	rm -rf -- "$pgtap_dir"
+fi
+
+if [ "${IDGEN_PACKAGES_ONLY:-0}" = 1 ]; then
+	idgen_log "IDGEN_PACKAGES_ONLY=1: packages done, nothing built"
+	exit 0
 fi
 
 # What the build itself cannot do without.

@@ -59,6 +59,7 @@ if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ] && [ "${IDGEN_TEST_PACKAGE:-0}" != 1 ]; the
 		*" -Werror "*) ;;
 		*) export PG_CFLAGS="${PG_CFLAGS:+$PG_CFLAGS }-Werror" ;;
 	esac
+	setup_started=$SECONDS
 	if ! bash "$here/setup.sh"; then
 		echo
 		echo "idgen tests: FAILED (setup: packages or build failed, no suite ran)"
@@ -70,6 +71,7 @@ if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ] && [ "${IDGEN_TEST_PACKAGE:-0}" != 1 ]; the
 		echo "idgen tests: FAILED (src/ has a loop, no suite ran)"
 		exit 1
 	fi
+	idgen_log "setup took $((SECONDS - setup_started)) s"
 fi
 
 # The servers the suites start load $libdir/idgen and the extension's
@@ -123,7 +125,9 @@ if ! check_installed; then
 fi
 
 read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients citus nemesis}"
-declare -A result=()
+# each suite's result, and the seconds it took (from its banner to the next)
+declare -A result=() took=()
+current_suite= current_started=0
 
 idgen_workcopy
 work=$IDGEN_WORKDIR
@@ -152,13 +156,23 @@ banner()
 	printf '\n===== %s =====\n' "$*"
 }
 
+# suite_started SUITE: SUITE's clock starts, the one before it stops
+suite_started()
+{
+	[ -z "$current_suite" ] || took[$current_suite]=$((SECONDS - current_started))
+	current_suite=$1
+	current_started=$SECONDS
+	[ -z "$1" ] || banner "$1"
+}
+
 # run_make SUITE MAKE-ARGS...: one part of make installcheck, as the server user
 run_make()
 {
 	local suite=$1
 	shift
-	banner "$suite"
-	if idgen_as_user make --no-print-directory installcheck \
+	suite_started "$suite"
+	if idgen_as_user env ${INITDB_TEMPLATE:+INITDB_TEMPLATE="$INITDB_TEMPLATE"} \
+		make --no-print-directory installcheck \
 		PG_CONFIG="$PG_CONFIG" "$@" 2>&1 | tee "$outs/$suite.out"; then
 		result[$suite]=PASS
 		return 0
@@ -197,6 +211,26 @@ if wanted isolation; then
 fi
 
 # ---- perl TAP (PostgreSQL::Test::Cluster) ------------------------------------
+# The TAP suites start some 70 nodes: each copies one data directory initdb
+# made here, with the settings PostgreSQL::Test::Cluster's initdb has, instead
+# of running initdb again (a second of a processor each).  Clusters 17 and
+# later do it themselves when INITDB_TEMPLATE is set; t/IdgenTest.pm does it
+# for the older ones.
+initdb_template()
+{
+	[ -z "${INITDB_TEMPLATE:-}" ] || return 0
+	local dir=$work/.initdb-template
+	idgen_as_user env -u LANGUAGE -u LC_ALL LC_MESSAGES=C \
+		initdb -D "$dir" -A trust -N --no-instructions >"$outs/initdb-template.log" 2>&1 || {
+		idgen_tail "$outs/initdb-template.log" 20
+		return 1
+	}
+	export INITDB_TEMPLATE=$dir
+}
+if wanted tap || wanted citus || wanted nemesis; then
+	initdb_template || idgen_warn "no initdb template: each TAP node runs initdb"
+fi
+
 tap_jobs=${IDGEN_TAP_JOBS:-4}
 [[ $tap_jobs =~ ^[1-9][0-9]*$ ]] || idgen_die "IDGEN_TAP_JOBS must be a positive number, not '$tap_jobs'"
 prove_flags="-j$tap_jobs --timer${PROVE_FLAGS:+ $PROVE_FLAGS}"
@@ -280,7 +314,7 @@ read_test_conf()
 # stops its cluster whatever happens; its output kept for the summary
 run_cluster_suite()
 {
-	banner "$1"
+	suite_started "$1"
 	if ("$2") 2>&1 | tee "$outs/$1.out"; then	# pipefail: the status of FUNCTION
 		result[$1]=PASS
 	else
@@ -357,6 +391,8 @@ if wanted clients; then
 	fi
 fi
 
+suite_started ""
+
 # ---- the idgen under test, again ---------------------------------------------
 # Servers load idgen.so afresh all along: it must not have changed under them
 # (a make install or a package install while the suites ran).
@@ -400,7 +436,8 @@ for s in "${suites[@]}"; do
 		FAIL*) fail=$((fail + 1)) ;;
 		*) skip=$((skip + 1)) ;;
 	esac
-	printf '  %-10s %-6s %s\n' "$s" "$r" "$(tests_run "$s")"
+	printf '  %-10s %-6s %-12s %s\n' "$s" "$r" "$(tests_run "$s")" \
+		"${took[$s]:+${took[$s]} s}"
 done
 if [ "$still_installed" = 0 ]; then
 	printf '  %-10s %-6s %s\n' installed FAIL "(changed during the run)"

@@ -152,7 +152,7 @@ mint_on_time();
 $node->stop;
 usleep(4_000_000);
 
-my $other = idgen_node('other');
+my $other = idgen_node('other', own_system => 1);
 $other->start;
 $other->safe_psql('postgres', 'CREATE EXTENSION idgen');
 my @other_ids = mint($other, 3000);

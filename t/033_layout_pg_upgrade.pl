@@ -43,7 +43,8 @@ sub layout_conf { return $_[0]->data_dir . '/idgen_layout.conf'; }
 sub new_node
 {
 	my ($name) = @_;
-	return idgen_node($name, conf => "include_if_exists = 'idgen_layout.conf'\n");
+	return idgen_node($name, own_system => 1,
+		conf => "include_if_exists = 'idgen_layout.conf'\n");
 }
 
 sub insert_rows

@@ -19,10 +19,12 @@ Everything below is exported.
 
   @all_ids                every ID the test saw, in mint order (mint()
                           pushes onto it; tests push IDs they mint otherwise)
-  idgen_node($name, conf => $text, %init)
+  idgen_node($name, conf => $text, own_system => 1, %init)
                           a new node, initdb'd with %init, idgen in
                           shared_preload_libraries and $text appended to
-                          postgresql.conf; not started
+                          postgresql.conf; not started.  Nodes are copies
+                          of one initdb (INITDB_TEMPLATE) and share its
+                          system identifier, except with own_system
   mint($conn, $n, call => $sql, name => $test_name)
                           mint $n IDs in one statement on a node or a
                           background_psql session, check the count (one
@@ -110,6 +112,31 @@ our @EXPORT = qw(
   misdecoded
 );
 
+# scripts/test.sh initdb's one data directory for the whole run and names it
+# in INITDB_TEMPLATE.  PostgreSQL::Test::Cluster copies it instead of running
+# initdb from 17 on; for the older ones, the same copy, for the same plain
+# initdb call only (no extra initdb arguments).
+if (defined $ENV{INITDB_TEMPLATE}
+	&& !grep { /INITDB_TEMPLATE/ } do
+	{
+		open my $fh, '<', $INC{'PostgreSQL/Test/Cluster.pm'} or die $!;
+		<$fh>;
+	})
+{
+	my $system_or_bail = \&PostgreSQL::Test::Utils::system_or_bail;
+	no warnings 'redefine';
+	*PostgreSQL::Test::Utils::system_or_bail = sub {
+		my @cmd = @_;
+		if (   @cmd == 6
+			&& $cmd[0] eq 'initdb'
+			&& "@cmd[1,3,4,5]" eq '-D -A trust -N')
+		{
+			@cmd = ('cp', '-RPp', $ENV{INITDB_TEMPLATE}, $cmd[2]);
+		}
+		return $system_or_bail->(@cmd);
+	};
+}
+
 # Every ID this test saw, in the order they were minted.
 our @all_ids;
 
@@ -118,6 +145,12 @@ sub idgen_node
 {
 	my ($name, %params) = @_;
 	my $conf = delete $params{conf} // '';
+
+	# Copies of the template share one system identifier: a node that
+	# must be another cluster to idgen's state files gets its own initdb
+	# (any initdb argument beyond the plain call asks for one).
+	push @{ $params{extra} }, '--no-instructions'
+	  if delete $params{own_system};
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init(%params);
 	$node->append_conf('postgresql.conf',
