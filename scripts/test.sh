@@ -127,7 +127,7 @@ fi
 read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients citus nemesis}"
 # each suite's result, and the seconds it took (from its banner to the next)
 declare -A result=() took=()
-current_suite= current_started=0
+current_suite='' current_started=0
 
 idgen_workcopy
 work=$IDGEN_WORKDIR
