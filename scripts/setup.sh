@@ -41,10 +41,19 @@ packages=(
 	faketime				# clock tests in t/
 	gdb					# t/024: the lease worker out of file descriptors
 	python3-psycopg				# client tests (test/clients/)
-	python3-alembic python3-django python3-psycopg2 python3-sqlalchemy	# schema tools (test/clients/)
-	ruby-activerecord ruby-pg ruby-minitest	# Rails' schema dump and load (test/clients/)
 	gnuplot-nox				# bench/ charts
 )
+# The frameworks suite (test/frameworks/), when it is to run: by default, and
+# when IDGEN_SUITES names it.  scripts/matrix.sh runs it on two releases only,
+# the oldest and the newest frameworks, so the other jobs skip its packages.
+case " ${IDGEN_SUITES:-frameworks} " in
+	*" frameworks "*)
+		packages+=(
+			python3-alembic python3-django python3-psycopg2 python3-sqlalchemy	# frameworks: python
+			ruby-activerecord ruby-pg ruby-minitest	# frameworks: ruby
+		)
+		;;
+esac
 # node-postgres runs on any node and npm: a machine that has them keeps its own
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

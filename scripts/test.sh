@@ -13,11 +13,13 @@
 # and then
 #	pgtap      pg_prove             test/*.sql on a throwaway cluster
 #	                                (scripts/lib.sh) with test/idgen.conf
-#	clients    node --test, unittest, test/clients/: node-postgres (npm ci
-#	           minitest             from its lock), Debian's psycopg, and
-#	                                what Alembic, Django's inspectdb and
-#	                                Rails' schema dump and load see, on
+#	clients    node --test, unittest test/clients/: node-postgres (npm ci
+#	                                from its lock) and Debian's psycopg, on
 #	                                such a cluster
+#	frameworks test/frameworks/run.sh: Django, SQLAlchemy and Alembic,
+#	                                ActiveRecord, knex, TypeORM, drizzle and
+#	                                Go's pgx, each the way its users run it,
+#	                                on such a cluster
 #	citus      prove                t/citus/*.pl: a Citus coordinator and
 #	                                workers; skipped when Citus is not
 #	                                installed for this server (scripts/citus.sh
@@ -124,7 +126,7 @@ if ! check_installed; then
 	exit 1
 fi
 
-read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients citus nemesis}"
+read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients frameworks citus nemesis}"
 # each suite's result, and the seconds it took (from its banner to the next)
 declare -A result=() took=()
 current_suite='' current_started=0
@@ -360,10 +362,6 @@ run_clients()
 		{ idgen_warn "npm not found: install npm (scripts/setup.sh does)"; return 1; }
 	"$client_python" -c 'import psycopg' 2>/dev/null ||
 		{ idgen_warn "$client_python cannot import psycopg: install python3-psycopg (scripts/setup.sh does)"; return 1; }
-	"$client_python" -c 'import alembic, django, psycopg2, sqlalchemy' 2>/dev/null ||
-		{ idgen_warn "$client_python cannot import the schema tools: install python3-alembic python3-django python3-psycopg2 python3-sqlalchemy (scripts/setup.sh does)"; return 1; }
-	ruby -e 'require "active_record"; require "pg"; require "minitest"' 2>/dev/null ||
-		{ idgen_warn "ruby cannot load ActiveRecord: install ruby-activerecord ruby-pg ruby-minitest (scripts/setup.sh does)"; return 1; }
 	read_test_conf
 	# npm's cache inside the work tree: the server user's HOME may not be writable
 	(cd test/clients && idgen_as_user env npm_config_cache="$work/.npm-cache" \
@@ -374,9 +372,7 @@ run_clients()
 			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 				PGDATABASE="$PGDATABASE" node --test --test-reporter=tap &&
 			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-				PGDATABASE="$PGDATABASE" "$client_python" -m unittest -v test_psycopg test_schema_tools &&
-			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-				ruby schema_rails_test.rb); then
+				PGDATABASE="$PGDATABASE" "$client_python" -m unittest -v test_psycopg); then
 		return 0
 	fi
 	idgen_tail "$IDGEN_PGLOG" 40
@@ -388,6 +384,33 @@ if wanted clients; then
 		result[clients]=SKIP
 	else
 		run_cluster_suite clients run_clients
+	fi
+fi
+
+# ---- frameworks ---------------------------------------------------------------
+# Each framework the way its users run it, against a cluster of this script's
+# with idgen created in its database: test/frameworks/run.sh
+run_frameworks()
+{
+	idgen_on_exit_reset	# this subshell cleans up its cluster only
+	read_test_conf
+	idgen_cluster_start "" "${conf[@]}" || return 1
+	if idgen_psql -q -d postgres -c 'CREATE EXTENSION idgen' &&
+		idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
+			PGDATABASE="$PGDATABASE" IDGEN_PYTHON="$client_python" \
+			npm_config_cache="$work/.npm-cache" \
+			bash test/frameworks/run.sh; then
+		return 0
+	fi
+	idgen_tail "$IDGEN_PGLOG" 40
+	return 1
+}
+
+if wanted frameworks; then
+	if [ ! -f test/frameworks/run.sh ]; then
+		result[frameworks]=SKIP
+	else
+		run_cluster_suite frameworks run_frameworks
 	fi
 fi
 
@@ -413,7 +436,7 @@ tests_run()
 {
 	local out=$outs/$1.out n
 	[ -f "$out" ] || return 0
-	if [ "$1" = clients ]; then
+	if [ "$1" = clients ] || [ "$1" = frameworks ]; then
 		n=$(grep -oE '^# tests [0-9]+|^Ran [0-9]+ tests?|^[0-9]+ runs,' "$out" |
 			grep -oE '[0-9]+' | awk '{ s += $1 } END { if (NR) print s }' || true)
 	else

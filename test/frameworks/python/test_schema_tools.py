@@ -11,7 +11,7 @@ Run with Debian's interpreter, against a server with idgen preloaded; the
 connection comes from PGHOST, PGPORT and PGUSER, and the test makes its
 own database:
 
-    /usr/bin/python3 -m unittest -v test_schema_tools
+    cd test/frameworks/python && /usr/bin/python3 -m unittest -v test_schema_tools
 """
 
 import io

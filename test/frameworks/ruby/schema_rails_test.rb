@@ -10,7 +10,7 @@
 # Run against a server with idgen preloaded; the connection comes from
 # PGHOST, PGPORT and PGUSER, and the test makes its own databases:
 #
-#     ruby schema_rails_test.rb
+#     cd test/frameworks/ruby && ruby schema_rails_test.rb
 
 require "minitest/autorun"
 require "stringio"
