@@ -17,7 +17,7 @@
 #	15    Debian 12 "bookworm", after the README's other command, the demo;
 #	      the only job with the nemesis suite (t/nemesis/)
 #	17    Debian 13 "trixie"
-#	18    Debian unstable "sid"
+#	18    Debian unstable "sid", with the frameworks suite (as 15 has it)
 #	19    "sid" with Debian's "experimental" suite for PostgreSQL
 #	deb   bookworm: the Debian package built from debian/ in one fresh root,
 #	      installed into another, preloaded, and the suites run against it
@@ -327,6 +327,25 @@ run_fresh()
 	return $rc
 }
 
+# suites_of JOB: the suites of a job that runs scripts/test.sh's default set
+# in part (IDGEN_SUITES when given).  The nemesis suite runs on 15 alone: it
+# proves the same mechanisms on every version, and takes two minutes.  The
+# frameworks suite runs on 15 (Debian 12's frameworks, through the README's
+# command) and 18 (sid's, the newest): the frameworks test idgen's SQL, which
+# is the same on every server.
+suites_of()
+{
+	if [ -n "${IDGEN_SUITES:-}" ]; then
+		echo "$IDGEN_SUITES"
+		return
+	fi
+	case $1 in
+		18) echo "regress isolation tap pgtap clients frameworks citus" ;;
+		citus*) echo citus ;;
+		*) echo "regress isolation tap pgtap clients citus" ;;
+	esac
+}
+
 # ---- cached layers -----------------------------------------------------------
 # The jobs that test the suites, not the installation (17, 18, 19 and the
 # Citus jobs), start from a layer over the pristine base holding what
@@ -356,7 +375,7 @@ layer_stamp()
 {
 	local j=$1 base
 	base=$(base_dir "$j")
-	echo "layer recipe $layer_recipe: $(base_stamp "$j"), base made $(stat -c %Y "$base/.idgen-base")"
+	echo "layer recipe $layer_recipe: $(base_stamp "$j"), base made $(stat -c %Y "$base/.idgen-base"), for $(suites_of "$j")"
 	(cd "$tree_snapshot" && sha256sum scripts/setup.sh scripts/lib.sh)
 	if [ "$(layer_of "$j")" = citus ]; then
 		(cd "$tree_snapshot" && sha256sum scripts/citus.sh)
@@ -381,7 +400,7 @@ make_layer()
 	tmp=$(mktemp -d "$cache/layer.XXXXXX")
 	mkdir -p -- "$tmp/out"
 	copy_tree "$tmp/src"
-	cmd='IDGEN_PACKAGES_ONLY=1 bash /var/tmp/idgen-src/scripts/setup.sh'
+	cmd="IDGEN_PACKAGES_ONLY=1 IDGEN_SUITES='$(suites_of "$j")' bash /var/tmp/idgen-src/scripts/setup.sh"
 	if [ "$(layer_of "$j")" = citus ]; then
 		cp -- "$(citus_tarball)" "$(citus_tarball).sha256" "$tmp/out/"
 		cmd+=" && bash /var/tmp/idgen-src/scripts/citus.sh /var/tmp/idgen-out/$(basename "$(citus_tarball)")"
@@ -534,7 +553,7 @@ run_job()
 			cp -- "$tarball" "$tarball.sha256" "$w/out/"
 			copy_tree "$w/src"
 			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
-				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" IDGEN_SUITES=citus \
+				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" IDGEN_SUITES="$(suites_of "$j")" \
 				bash -c 'bash /var/tmp/idgen-src/scripts/citus.sh "/var/tmp/idgen-out/$1" &&
 					bash /var/tmp/idgen-src/scripts/test.sh' citus "$(basename "$tarball")"
 			;;
@@ -548,12 +567,10 @@ run_job()
 					bash /var/tmp/idgen-src/scripts/test.sh'
 			;;
 		*)
-			# the nemesis suite runs on 15 alone: it proves the same
-			# mechanisms on every version, and takes two minutes
 			copy_tree "$w/src"
 			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
 				PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
-				IDGEN_SUITES="${IDGEN_SUITES:-regress isolation tap pgtap clients citus}" \
+				IDGEN_SUITES="$(suites_of "$j")" \
 				bash /var/tmp/idgen-src/scripts/test.sh
 			;;
 	esac
