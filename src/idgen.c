@@ -4,22 +4,8 @@
  *		Time-sorted, unique 64-bit IDs minted in shared memory.
  *
  * This file holds what PostgreSQL calls into: _PG_init (settings, shared
- * memory hooks, the WAL resource manager and the fence worker) and the
- * SQL-callable functions.  The work lives beside it:
- *
- *	layout.c	the bit layout: validation, encoding, decoding
- *	layout_spec.c	decoding under a layout given as an argument
- *	shard.c		the shards this node owns
- *	generator.c	the shared state and the lock-free minting loop
- *	fence.c		the durable fence: state file, WAL, background worker
- *	lease_gate.c	shard leases: the ends a mint may not pass (opt-in)
- *	lease_worker.c	shard leases: the worker holding them in a registry
- *	registry.c	the lease worker's client of the registry database
- *	stats.c		idgen_stats and idgen_stats_backends
- *	public_id.c	public IDs: a keyed permutation of the IDs
- *	settings.c	every idgen.* setting, defined once
- *	text_form.c	IDs as sortable base32 text
- *	wait_event.c	the wait events idgen's sleeps show in pg_stat_activity
+ * memory hooks, the WAL resource manager and the workers) and the minting
+ * functions.  doc/design.md ("Where things live") maps the other files.
  *
  * The library must be loaded through shared_preload_libraries: the layout
  * settings are fixed at server start and the generator lives in shared
@@ -35,6 +21,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "common/int.h"
 #include "fmgr.h"
@@ -88,13 +75,36 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static void idgen_shmem_request(void);
 static void idgen_shmem_startup(void);
 
+/*
+ * CREATE EXTENSION loads the library to check its C functions: without the
+ * preload, say so there, rather than at the application's first insert.
+ * ALTER EXTENSION UPDATE says it too.  A backend that loaded the library
+ * before (LOAD) runs no _PG_init again and says nothing; the first mint's
+ * error still does.
+ */
+static void
+warn_not_preloaded(void)
+{
+	if (!creating_extension ||
+		CurrentExtensionObject != get_extension_oid("idgen", true))
+		return;
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("idgen is not loaded via \"shared_preload_libraries\""),
+			 errdetail("The extension is created, but idgen_next() and every function that decodes by the server's layout fail until the server starts with the library preloaded."),
+			 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+}
+
 void
 _PG_init(void)
 {
 	/* Settings that may change at reload exist in any backend. */
 	idgen_settings_define();
 	if (!process_shared_preload_libraries_in_progress)
+	{
+		warn_not_preloaded();
 		return;
+	}
 
 	/*
 	 * In the postmaster an ERROR here stops the start, with the message.

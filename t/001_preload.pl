@@ -4,7 +4,8 @@
 # idgen needs shared_preload_libraries, and it checks its layout settings
 # when the server starts.
 #
-#  - Without the preload, CREATE EXTENSION works but every function fails
+#  - Without the preload, CREATE EXTENSION works with a WARNING that says
+#    so, and every function fails
 #    with SQLSTATE 55000 and a hint naming shared_preload_libraries.
 #  - A bad setting stops the server from starting, with a log message that
 #    names the setting.
@@ -28,7 +29,16 @@ $node->init;
 $node->append_conf('postgresql.conf', "include_if_exists = 'idgen_test.conf'");
 $node->start;
 
-$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+my ($created, $create_stderr) = psql_fails($node, 'CREATE EXTENSION idgen;');
+is($created, 0, 'CREATE EXTENSION succeeds without the preload');
+like(
+	$create_stderr,
+	qr/WARNING:\s+55000: idgen is not loaded via "shared_preload_libraries"/,
+	'CREATE EXTENSION without the preload: a WARNING says so at once');
+like(
+	$create_stderr,
+	qr/HINT:\s+Add idgen to "shared_preload_libraries" in postgresql.conf and restart the server\./,
+	'CREATE EXTENSION without the preload: the hint says what to do');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT e.extversion = a.default_version
@@ -158,7 +168,9 @@ idgen.shard_id = 200
 idgen.shard_ids = '3,10-12'
 ));
 ok($node->start(fail_ok => 1), 'the server starts with a non-default layout');
-$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+($created, $create_stderr) = psql_fails($node, 'CREATE EXTENSION idgen;');
+is($created, 0, 'CREATE EXTENSION with the preload');
+unlike($create_stderr, qr/WARNING/, 'CREATE EXTENSION with the preload: no WARNING');
 
 is( $node->safe_psql(
 		'postgres',
