@@ -13,6 +13,8 @@ OBJS = \
 	src/idgen.o \
 	src/layout.o \
 	src/layout_history.o \
+	src/history_recovery.o \
+	src/wal_replay.o \
 	src/layout_stamp.o \
 	src/decode.o \
 	src/stamp_worker.o \

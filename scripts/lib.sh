@@ -165,7 +165,7 @@ IDGEN_COPY_EXCLUDES=(
 	--exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude='*.a'
 	--exclude=./results --exclude='./regression.*'
 	--exclude='./tmp_check*' --exclude=./output_iso --exclude=./log
-	--exclude=./bench/out --exclude=./test/clients/node_modules
+	--exclude=./bench/out --exclude=node_modules
 	--exclude=./.idgen-build
 )
 

@@ -76,6 +76,7 @@
 #include "fence.h"
 #include "fence_gate.h"
 #include "generator.h"
+#include "history_recovery.h"
 #include "layout.h"
 #include "layout_history.h"
 #include "stamp_worker.h"
@@ -94,15 +95,6 @@
 /* the layout's end is told at start, then this often */
 #define IDGEN_LAYOUT_END_WARNING_EVERY_MS	(24 * 3600 * 1000)
 
-
-/* What the state file and every WAL record carry. */
-typedef struct IdgenFenceRecord
-{
-	uint64		fence_id;		/* no ID at or above this was minted */
-	TimestampTz epoch;			/* the layout it was minted under */
-	int32		shard_bits;
-	int32		sequence_bits;
-} IdgenFenceRecord;
 
 /*
  * The state file.  It names the cluster that wrote it, so that a copy from
@@ -144,36 +136,11 @@ typedef struct IdgenStateFileV1
 /* The redo pointer the last write of this process recorded. */
 static XLogRecPtr written_redo = InvalidXLogRecPtr;
 
-static void idgen_redo(XLogReaderState *record);
-static void idgen_desc(StringInfo buf, XLogReaderState *record);
-static const char *idgen_identify(uint8 info);
-
-static RmgrData idgen_rmgr = {
-	.rm_name = "idgen",
-	.rm_redo = idgen_redo,
-	.rm_desc = idgen_desc,
-	.rm_identify = idgen_identify,
-};
-
-static int
-low_bits(void)
-{
-	return idgen_layout.shard_bits + idgen_layout.sequence_bits;
-}
-
-static bool
-is_configured(const IdgenLayoutVersion *v)
-{
-	return v->epoch == idgen_layout.epoch &&
-		v->shard_bits == idgen_layout.shard_bits &&
-		v->sequence_bits == idgen_layout.sequence_bits;
-}
-
 /* The first millisecond of this layout whose IDs all lie at or above id. */
 static int64
 ms_at_or_above(uint64 id)
 {
-	uint64		low = UINT64CONST(1) << low_bits();
+	uint64		low = UINT64CONST(1) << idgen_low_bits();
 
 	return (int64) ((id + low - 1) / low);
 }
@@ -188,37 +155,17 @@ fence_ms_of(const IdgenFenceRecord *rec)
 	return ms_at_or_above(rec->fence_id);
 }
 
-/*
- * A history of one version from 0, assumed: a layout the settings or an
- * older state file name, under a new history id.
- */
-static void
-assumed_history(IdgenLayoutHistory *history, TimestampTz epoch,
-				int32 shard_bits, int32 sequence_bits)
-{
-	memset(history, 0, sizeof(*history));
-	if (!pg_strong_random(&history->id, sizeof(history->id)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate a random idgen layout history id")));
-	history->nversions = 1;
-	history->flags = IDGEN_HISTORY_ASSUMED;
-	history->versions[0].epoch = epoch;
-	history->versions[0].shard_bits = shard_bits;
-	history->versions[0].sequence_bits = sequence_bits;
-}
-
 static void
 history_of_record(IdgenLayoutHistory *history, const IdgenFenceRecord *rec)
 {
-	assumed_history(history, rec->epoch, rec->shard_bits, rec->sequence_bits);
+	idgen_history_assume(history, rec->epoch, rec->shard_bits, rec->sequence_bits);
 }
 
 static void
 make_record(IdgenFenceRecord *rec, int64 fence_ms)
 {
 	memset(rec, 0, sizeof(*rec));
-	rec->fence_id = (uint64) fence_ms << low_bits();
+	rec->fence_id = idgen_first_id_of_ms(fence_ms);
 	rec->epoch = idgen_layout.epoch;
 	rec->shard_bits = idgen_layout.shard_bits;
 	rec->sequence_bits = idgen_layout.sequence_bits;
@@ -350,142 +297,6 @@ read_state_file(IdgenStateFile *file, bool *with_history)
 }
 
 /*
- * The layout history as the two files have it: the longer, when the other
- * is the start of it (a crash between writing the two, or one file lost or
- * older); refused when they disagree.  With neither, the configured layout
- * is taken as the only one, and flagged as assumed.
- */
-static void
-recover_history(IdgenLayoutHistory *history, const IdgenStateFile *file,
-				IdgenStateRead kind, bool file_has_history, uint64 system_identifier)
-{
-	IdgenLayoutHistory from_layouts;
-	uint64		layouts_system;
-	bool		have_layouts;
-
-	have_layouts = idgen_history_read_file(&from_layouts, &layouts_system) == 0;
-	if (have_layouts && layouts_system != system_identifier &&
-		!idgen_allow_foreign_state)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idgen layout history \"%s\" belongs to another cluster",
-						IDGEN_LAYOUTS_FILE),
-				 errdetail("The file was written by the cluster with system identifier " UINT64_FORMAT "; this cluster's is " UINT64_FORMAT ".",
-						   layouts_system, system_identifier),
-				 errhint("Carry it over with \"%s\" on purpose (pg_upgrade, a restore), as for \"%s\", or move it out of the data directory.",
-						 "idgen.allow_foreign_state", IDGEN_STATE_FILE)));
-
-	if (kind == STATE_MISSING && !have_layouts)
-	{
-		assumed_history(history, idgen_layout.epoch, idgen_layout.shard_bits,
-						idgen_layout.sequence_bits);
-		return;
-	}
-	if (kind == STATE_MISSING)
-	{
-		*history = from_layouts;
-		return;
-	}
-
-	/*
-	 * A state file of 1.2 or earlier beside a history: the server ran an
-	 * older idgen since.  If that one changed the layout, nothing says where
-	 * its version began.
-	 */
-	if (!file_has_history && have_layouts)
-	{
-		const IdgenLayoutVersion *last = &from_layouts.versions[from_layouts.nversions - 1];
-
-		if (last->epoch != file->rec.epoch || last->shard_bits != file->rec.shard_bits ||
-			last->sequence_bits != file->rec.sequence_bits)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("idgen state file \"%s\" names a layout that \"%s\" does not end with",
-							IDGEN_STATE_FILE, IDGEN_LAYOUTS_FILE),
-					 errdetail("An older idgen changed the layout to shard_bits %d, sequence_bits %d since the history was written; where its IDs began is not known.",
-							   file->rec.shard_bits, file->rec.sequence_bits),
-					 errhint("Move \"%s\" out of the data directory to start with that layout as the only one known; IDs of the versions before then decode by it.",
-							 IDGEN_LAYOUTS_FILE)));
-		*history = from_layouts;
-		return;
-	}
-	if (!have_layouts || idgen_history_is_prefix(&from_layouts, &file->history))
-	{
-		*history = file->history;
-		return;
-	}
-	if (idgen_history_is_prefix(&file->history, &from_layouts))
-	{
-		*history = from_layouts;
-		return;
-	}
-
-	/*
-	 * One file carried over from another cluster on purpose (pg_upgrade, a
-	 * restore; idgen.allow_foreign_state was checked): its history is the
-	 * one its IDs were minted under, where this cluster's own is only what
-	 * its first start wrote.
-	 */
-	if (file->system_identifier != system_identifier && layouts_system == system_identifier)
-	{
-		*history = file->history;
-		return;
-	}
-	if (layouts_system != system_identifier && file->system_identifier == system_identifier)
-	{
-		*history = from_layouts;
-		return;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("idgen layout histories in \"%s\" and \"%s\" disagree",
-					IDGEN_LAYOUTS_FILE, IDGEN_STATE_FILE),
-			 errdetail("\"%s\" has %d versions, \"%s\" %d, and neither is the start of the other.",
-					   IDGEN_LAYOUTS_FILE, from_layouts.nversions,
-					   IDGEN_STATE_FILE, file->history.nversions),
-			 errhint("One of the files was copied from elsewhere: restore this cluster's own, or move the wrong one out of the data directory.")));
-}
-
-/*
- * Refuse a start in a layout other than the last one minted under, unless
- * idgen.allow_layout_change says it is on purpose.  The new version is
- * appended by the fence worker before its first fence move.
- */
-static void
-check_layout_change(const IdgenLayoutHistory *history, const char *where)
-{
-	const IdgenLayoutVersion *last = &history->versions[history->nversions - 1];
-	char	   *recorded;
-
-	if (is_configured(last))
-		return;
-	recorded = pstrdup(timestamptz_to_str(last->epoch));
-	if (!idgen_allow_layout_change)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("idgen layout differs from the one recorded in %s", where),
-				 errdetail("Recorded: epoch %s, shard_bits %d, sequence_bits %d. Configured: epoch %s, shard_bits %d, sequence_bits %d.",
-						   recorded, last->shard_bits, last->sequence_bits,
-						   timestamptz_to_str(idgen_layout.epoch),
-						   idgen_layout.shard_bits, idgen_layout.sequence_bits),
-				 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\"; to change the layout on purpose, start once with \"%s\" = on.",
-						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits",
-						 "idgen.allow_layout_change")));
-	if (history->nversions >= IDGEN_MAX_LAYOUT_VERSIONS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("idgen layout history is full"),
-				 errdetail("It holds %d versions, the most it can.", IDGEN_MAX_LAYOUT_VERSIONS),
-				 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\".",
-						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
-	ereport(LOG,
-			(errmsg("idgen layout changed from epoch %s, shard_bits %d, sequence_bits %d",
-					recorded, last->shard_bits, last->sequence_bits),
-			 errdetail("\"%s\" is on: new IDs start above every ID minted before, as version %d of the layout history; IDs of earlier versions decode as they were minted.",
-					   "idgen.allow_layout_change", history->nversions + 1)));
-}
-
-/*
  * Where the generator starts, in this layout's milliseconds: nothing minted
  * before may be reached again.  Called by the postmaster when it (re)creates
  * shared memory, before WAL replay (which may raise the fence further);
@@ -585,43 +396,6 @@ recover_fence_ms(const ControlFileData *ctl, const IdgenStateFile *file,
 	return Max(fence_ms, floor_ms);
 }
 
-/*
- * A timestamp as text, copied: timestamptz_to_str() returns one static
- * buffer, and the arguments of one errdetail() are evaluated in no set
- * order, so two calls in it would print one time twice.  A call of this is
- * a function body, never interleaved with another argument's.
- */
-static char *
-timestamp_text(TimestampTz t)
-{
-	return pstrdup(timestamptz_to_str(t));
-}
-
-/*
- * idgen.layout_change_at in this layout's milliseconds, or -1 when it is not
- * set: where a change begins its version.  ERROR when the layout cannot
- * have it.
- */
-static int64
-change_at_ms(void)
-{
-	TimestampTz at = idgen_layout_change_at;
-	int64		ms;
-
-	if (TIMESTAMP_IS_NOBEGIN(at))
-		return -1;
-	if (at < idgen_layout.epoch ||
-		(ms = (int64) (((uint64) at - (uint64) idgen_layout.epoch) / 1000)) >= idgen_max_ms())
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("\"%s\" is outside the new layout", "idgen.layout_change_at"),
-				 errdetail("It is %s; the layout runs from %s to %s.",
-						   timestamp_text(at),
-						   timestamp_text(idgen_layout.epoch),
-						   timestamp_text(idgen_ms_to_timestamptz(idgen_max_ms())))));
-	return ms;
-}
-
 /* The history first: the checkpoint's bound is in its last version's IDs. */
 int64
 idgen_fence_recover(void)
@@ -647,9 +421,9 @@ idgen_fence_recover(void)
 		!idgen_allow_foreign_state)
 		refuse_foreign_state(ctl, &file);
 
-	recover_history(&history, &file, kind, file_has_history, ctl->system_identifier);
-	check_layout_change(&history, kind == STATE_MISSING ?
-						"\"" IDGEN_LAYOUTS_FILE "\"" : "\"" IDGEN_STATE_FILE "\"");
+	idgen_history_recover(&history, kind == STATE_MISSING ? NULL : &file.history,
+						  file_has_history, file.system_identifier,
+						  ctl->system_identifier);
 	idgen_history_publish(&history);
 
 	/*
@@ -661,33 +435,7 @@ idgen_fence_recover(void)
 								ms_at_or_above(checkpoint_floor_id(ctl, last)));
 	start_ms = Max(start_ms, ms_at_or_above(last->first_id));
 
-	/*
-	 * A change at a given instant: every ID minted before must be below it,
-	 * or the version could not begin there.
-	 */
-	if (!is_configured(last) && change_at_ms() >= 0 && change_at_ms() < start_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("\"%s\" is before IDs this server may have minted", "idgen.layout_change_at"),
-				 errdetail("The new layout can begin at %s at the earliest.",
-						   timestamptz_to_str(idgen_ms_to_timestamptz(start_ms))),
-				 errhint("Set a later instant: after every node that shares tables with this one stopped minting under the old layout.")));
-
-	/*
-	 * Nor far ahead: the version's first ID raises the generator, durably,
-	 * and nothing mints until the clock gets there; a wrong year would stop
-	 * minting for a year, whatever was configured afterwards.  Bounded as
-	 * idgen_advance_past() is.
-	 */
-	if (!is_configured(last) && change_at_ms() >= 0 &&
-		change_at_ms() - idgen_wall_ms() > idgen_max_advance)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("\"%s\" is too far ahead of the wall clock", "idgen.layout_change_at"),
-				 errdetail("It is " INT64_FORMAT " ms ahead; \"%s\" is %d ms.  This server would mint nothing until then.",
-						   change_at_ms() - idgen_wall_ms(), "idgen.max_advance", idgen_max_advance),
-				 errhint("Check the instant, its year and time zone; to begin the new layout that far ahead on purpose, raise \"%s\" in postgresql.conf.",
-						 "idgen.max_advance")));
+	idgen_history_check_change_at(&history, start_ms);
 	return start_ms;
 }
 
@@ -728,20 +476,13 @@ idgen_fence_shutdown(int code, Datum arg)
 	PG_END_TRY();
 }
 
-/* ---- the WAL resource manager ---- */
+/* ---- replay (wal_records.c dispatches) ---- */
 
-static void
-redo_fence(XLogReaderState *record)
+void
+idgen_fence_redo(const IdgenFenceRecord *replayed)
 {
 	IdgenFenceRecord rec;
-	int64		fence_ms;
-
-	if (XLogRecGetDataLen(record) != sizeof(rec))
-		elog(PANIC, "idgen_redo: fence record of %u bytes, expected %zu",
-			 (unsigned) XLogRecGetDataLen(record), sizeof(rec));
-
-	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	fence_ms = fence_ms_of(&rec);
+	int64		fence_ms = fence_ms_of(replayed);
 
 	idgen_fence_lock();
 	if (fence_ms > idgen_fence_ms())
@@ -755,143 +496,32 @@ redo_fence(XLogReaderState *record)
 	idgen_fence_unlock();
 }
 
-/*
- * The primary's history, logged at each start of its fence worker: taken
- * when it is ours with versions added, or when ours was only assumed (both
- * files lost).  A standby whose own layout settings are not the primary's
- * last version stops here, as it would be promoted into minting under
- * another layout.
- */
-static void
-redo_history(XLogReaderState *record)
+/* The primary's history, durable in both files before it is published. */
+void
+idgen_fence_redo_history(const IdgenLayoutHistory *replayed)
 {
-	IdgenLayoutHistory replayed;
-	IdgenLayoutHistory ours;
-	const IdgenLayoutVersion *last;
 	IdgenFenceRecord rec;
 
-	if (XLogRecGetDataLen(record) != sizeof(replayed))
-		elog(PANIC, "idgen_redo: layout history record of %u bytes, expected %zu",
-			 (unsigned) XLogRecGetDataLen(record), sizeof(replayed));
-	memcpy(&replayed, XLogRecGetData(record), sizeof(replayed));
-	if (!idgen_history_check(&replayed))
-		elog(PANIC, "idgen_redo: invalid layout history record");
-
-	idgen_history_copy(&ours);
-	if (idgen_history_is_prefix(&replayed, &ours))
+	if (!idgen_history_take_replayed(replayed))
 		return;
-	if (!idgen_history_is_prefix(&ours, &replayed) &&
-		!(ours.flags & IDGEN_HISTORY_ASSUMED))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idgen layout history in WAL disagrees with \"%s\"",
-						IDGEN_LAYOUTS_FILE),
-				 errdetail("WAL has %d versions, the file %d, and neither is the start of the other.",
-						   replayed.nversions, ours.nversions),
-				 errhint("The file was copied from another cluster: move it out of the data directory, and the history is taken from WAL.")));
-
-	last = &replayed.versions[replayed.nversions - 1];
-	if (!is_configured(last) && !idgen_allow_layout_change)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("idgen layout changed on the primary"),
-				 errdetail("Its version %d is epoch %s, shard_bits %d, sequence_bits %d; this server is configured with epoch %s, shard_bits %d, sequence_bits %d.",
-						   replayed.nversions, timestamp_text(last->epoch),
-						   last->shard_bits, last->sequence_bits,
-						   timestamp_text(idgen_layout.epoch),
-						   idgen_layout.shard_bits, idgen_layout.sequence_bits),
-				 errhint("Set \"%s\", \"%s\" and \"%s\" as on the primary and restart this server.",
-						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
-
 	idgen_fence_lock();
-	idgen_history_write_file(&replayed);
+	idgen_history_write_file(replayed);
 	make_record(&rec, idgen_fence_ms());
-	write_state_file(&rec, &replayed);
-	idgen_history_publish(&replayed);
+	write_state_file(&rec, replayed);
+	idgen_history_publish(replayed);
 	idgen_fence_unlock();
-}
-
-/* The primary has stamped every database with this history. */
-static void
-redo_stamped(XLogReaderState *record)
-{
-	IdgenLayoutHistory stamped;
-
-	if (XLogRecGetDataLen(record) != sizeof(stamped))
-		elog(PANIC, "idgen_redo: stamped history record of %u bytes, expected %zu",
-			 (unsigned) XLogRecGetDataLen(record), sizeof(stamped));
-	memcpy(&stamped, XLogRecGetData(record), sizeof(stamped));
-	if (!idgen_history_check(&stamped))
-		elog(PANIC, "idgen_redo: invalid stamped history record");
-	idgen_stamps_replayed(&stamped);
-}
-
-static void
-idgen_redo(XLogReaderState *record)
-{
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-
-	if (info == XLOG_IDGEN_FENCE)
-		redo_fence(record);
-	else if (info == XLOG_IDGEN_LAYOUTS)
-		redo_history(record);
-	else if (info == XLOG_IDGEN_STAMPED)
-		redo_stamped(record);
-	else
-		elog(PANIC, "idgen_redo: unknown op code %u", info);
-}
-
-static void
-idgen_desc(StringInfo buf, XLogReaderState *record)
-{
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-
-	if (info == XLOG_IDGEN_FENCE &&
-		XLogRecGetDataLen(record) == sizeof(IdgenFenceRecord))
-	{
-		IdgenFenceRecord rec;
-
-		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-		appendStringInfo(buf, "fence id " UINT64_FORMAT "; shard_bits %d, sequence_bits %d",
-						 rec.fence_id, rec.shard_bits, rec.sequence_bits);
-	}
-	else if ((info == XLOG_IDGEN_LAYOUTS || info == XLOG_IDGEN_STAMPED) &&
-			 XLogRecGetDataLen(record) == sizeof(IdgenLayoutHistory))
-	{
-		IdgenLayoutHistory history;
-
-		memcpy(&history, XLogRecGetData(record), sizeof(history));
-		appendStringInfo(buf, "%d versions", history.nversions);
-		for (int i = 0; i < history.nversions && i < IDGEN_MAX_LAYOUT_VERSIONS; i++)
-			appendStringInfo(buf, "; %d from id " UINT64_FORMAT ": shard_bits %d, sequence_bits %d",
-							 i + 1, history.versions[i].first_id,
-							 history.versions[i].shard_bits,
-							 history.versions[i].sequence_bits);
-	}
-}
-
-static const char *
-idgen_identify(uint8 info)
-{
-	switch (info & ~XLR_INFO_MASK)
-	{
-		case XLOG_IDGEN_FENCE:
-			return "FENCE";
-		case XLOG_IDGEN_LAYOUTS:
-			return "LAYOUTS";
-		case XLOG_IDGEN_STAMPED:
-			return "STAMPED";
-	}
-	return NULL;
 }
 
 /* ---- the background worker ---- */
 
 /*
  * Insert a record, flush it and wait for the synchronous standbys, with the
- * fence lock held; what it records is published only after this returns.
+ * fence lock held; what it records is published only after this returns
+ * true.  SyncRepWaitForLSN gives up without error when we are told to die:
+ * then false, and the caller, having released its lock, exits through
+ * die_unpublished() without publishing a record the standbys may not have.
  */
-static void
+static bool
 log_durably(uint8 info, const void *data, uint32 len)
 {
 	XLogRecPtr	lsn;
@@ -901,14 +531,14 @@ log_durably(uint8 info, const void *data, uint32 len)
 	lsn = XLogInsert(RM_IDGEN_ID, info);
 	XLogFlush(lsn);
 	SyncRepWaitForLSN(lsn, false);
+	return !ProcDiePending;
+}
 
-	/* SyncRepWaitForLSN gives up without error when we are told to die */
-	if (ProcDiePending)
-	{
-		idgen_fence_unlock();
-		CHECK_FOR_INTERRUPTS();
-		proc_exit(1);
-	}
+static void
+die_unpublished(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	proc_exit(1);
 }
 
 /*
@@ -936,80 +566,49 @@ fence_advance(void)
 
 	idgen_fence_lock();
 	write_state_file(&rec, NULL);
-	log_durably(XLOG_IDGEN_FENCE, &rec, sizeof(rec));
+	if (!log_durably(XLOG_IDGEN_FENCE, &rec, sizeof(rec)))
+	{
+		idgen_fence_unlock();
+		die_unpublished();
+	}
 	idgen_fence_publish_move(target, target - idgen_fence_horizon / 2);
 	idgen_fence_unlock();
 }
 
 /*
  * Log the layout history, first appending the configured layout when it is
- * not the last version (a start or a promotion with
- * idgen.allow_layout_change): the new version's first ID is the generator
- * raised to the wall clock, or to idgen.layout_change_at, so above every ID
- * so far (the generator starts above the recorded fence, and at most at
- * that instant), and no ID of it exists yet, since minting waits for the
- * fence move that follows.  Durable as a fence move is, in
- * both files and in WAL, before the decoders see it; logged at every start,
- * so that a standby learns a history that a crash kept out of WAL.
+ * not the last version (idgen_history_append_configured says where the new
+ * version begins), with the generator raised to its first ID.  Durable as a
+ * fence move is, in both files and in WAL, before the decoders see it;
+ * logged at every start, so that a standby learns a history that a crash
+ * kept out of WAL.
  */
 static void
 fence_log_history(void)
 {
 	IdgenLayoutHistory history;
-	IdgenLayoutVersion *added = NULL;
+	const IdgenLayoutVersion *added;
 	IdgenFenceRecord rec;
 
 	idgen_fence_lock();
 	idgen_history_copy(&history);
-	if (!is_configured(&history.versions[history.nversions - 1]))
-	{
-		int64		first_ms = change_at_ms();
-
-		if (first_ms < 0)
-			first_ms = Max(idgen_generator_ms(), idgen_wall_ms());
-		else if (first_ms < idgen_generator_ms())
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("\"%s\" is before IDs this server may have minted", "idgen.layout_change_at"),
-					 errdetail("The generator is at %s: a standby replayed IDs minted since.",
-							   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_generator_ms()))),
-					 errhint("Set a later instant and restart, or leave it empty to begin the new layout now.")));
-
-		if (history.nversions >= IDGEN_MAX_LAYOUT_VERSIONS ||
-			first_ms >= idgen_max_ms() ||
-			(uint64) first_ms << low_bits() <= history.versions[history.nversions - 1].first_id)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("idgen cannot begin a new layout version"),
-					 errdetail("The history holds %d versions (at most %d), and the new one would begin at millisecond " INT64_FORMAT " of %d bits.",
-							   history.nversions, IDGEN_MAX_LAYOUT_VERSIONS,
-							   first_ms, idgen_layout.time_bits),
-					 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\".",
-							 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
-		idgen_raise_generator(first_ms);
-		added = &history.versions[history.nversions++];
-		added->first_id = (uint64) first_ms << low_bits();
-		added->epoch = idgen_layout.epoch;
-		added->shard_bits = idgen_layout.shard_bits;
-		added->sequence_bits = idgen_layout.sequence_bits;
-	}
+	added = idgen_history_append_configured(&history, idgen_generator_ms());
+	if (added)
+		idgen_raise_generator(idgen_ms_of_id(added->first_id));
 	idgen_history_write_file(&history);
 	make_record(&rec, idgen_fence_ms());
 	write_state_file(&rec, &history);
-	log_durably(XLOG_IDGEN_LAYOUTS, &history, sizeof(history));
+	if (!log_durably(XLOG_IDGEN_LAYOUTS, &history, sizeof(history)))
+	{
+		idgen_fence_unlock();
+		die_unpublished();
+	}
 	idgen_history_publish(&history);
 	idgen_fence_unlock();
 
 	if (added)
-	{
-		ereport(LOG,
-				(errmsg("idgen layout version %d begins at ID " UINT64_FORMAT,
-						history.nversions, added->first_id),
-				 errdetail("Epoch %s, shard_bits %d, sequence_bits %d, from %s; IDs below it decode by the versions before.",
-						   timestamp_text(added->epoch),
-						   added->shard_bits, added->sequence_bits,
-						   timestamp_text(idgen_ms_to_timestamptz((int64) (added->first_id >> low_bits()))))));
-	}
+		idgen_history_log_added(&history);
+
 	/*
 	 * Every database's stamp, for the dumps, before an ID of a new version
 	 * is minted.  Not while pg_upgrade itself runs the server: a connection
@@ -1128,8 +727,6 @@ idgen_fence_worker_main(Datum main_arg)
 void
 idgen_fence_register(void)
 {
-	RegisterCustomRmgr(RM_IDGEN_ID, &idgen_rmgr);
-
 	/*
 	 * Without its worker no fence ever moves and every mint would wait out
 	 * idgen.max_wait; PostgreSQL's own message would not name idgen.

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fence.h
- *		The durable fence: state file, WAL resource manager, worker.
+ *		The durable fence: state file, WAL records, worker.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -15,6 +15,7 @@
 
 #include "access/rmgr.h"
 
+#include "layout_history.h"
 #include "wal_records.h"
 
 #define IDGEN_STATE_FILE		"idgen.state"
@@ -23,6 +24,8 @@
 extern void idgen_fence_register(void);
 extern int64 idgen_fence_recover(void);
 extern void idgen_fence_shutdown(int code, Datum arg);
+extern void idgen_fence_redo(const IdgenFenceRecord *replayed);
+extern void idgen_fence_redo_history(const IdgenLayoutHistory *replayed);
 
 extern PGDLLEXPORT void idgen_fence_worker_main(Datum main_arg);
 

@@ -48,6 +48,7 @@
 #include "shard.h"
 #include "stamp_hooks.h"
 #include "stamp_worker.h"
+#include "wal_replay.h"
 
 PG_MODULE_MAGIC;
 
@@ -119,6 +120,7 @@ _PG_init(void)
 	if (idgen_public_key != NULL && idgen_public_key[0] != '\0')
 		idgen_public_key_warn();
 
+	idgen_wal_register();
 	idgen_fence_register();
 	idgen_lease_register();
 	idgen_stamp_hook_install();

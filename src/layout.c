@@ -244,6 +244,18 @@ idgen_ms_to_timestamptz(int64 ms)
 	return epoch_ms_to_timestamptz(idgen_layout.epoch, ms);
 }
 
+/*
+ * A timestamp as text, copied: timestamptz_to_str() returns one static
+ * buffer, and the arguments of one errdetail() are evaluated in no set
+ * order, so two calls in it would print one time twice.  A call of this is
+ * a function body, never interleaved with another argument's.
+ */
+char *
+idgen_timestamp_text(TimestampTz t)
+{
+	return pstrdup(timestamptz_to_str(t));
+}
+
 void
 idgen_refuse_negative(int64 id, const char *hint)
 {

@@ -45,6 +45,7 @@ extern void idgen_check_preloaded(void);
 extern void idgen_warn_layout_end(int64 warn_before_ms);
 
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
+extern char *idgen_timestamp_text(TimestampTz t);
 extern TimestampTz idgen_version_ms_to_timestamptz(const IdgenLayoutVersion *v,
 												   int64 ms);
 
@@ -97,6 +98,45 @@ static inline int64
 idgen_max_ms(void)
 {
 	return INT64CONST(1) << idgen_layout.time_bits;
+}
+
+/* The bits below the time field of the configured layout: shard, sequence. */
+static inline int
+idgen_low_bits(void)
+{
+	return idgen_layout.shard_bits + idgen_layout.sequence_bits;
+}
+
+/* The first ID of a millisecond of the configured layout. */
+static inline uint64
+idgen_first_id_of_ms(int64 ms)
+{
+	return (uint64) ms << idgen_low_bits();
+}
+
+/* The millisecond of an ID of the configured layout. */
+static inline int64
+idgen_ms_of_id(uint64 id)
+{
+	return (int64) (id >> idgen_low_bits());
+}
+
+/* The configured layout as a version of the history, its first ID unset. */
+static inline void
+idgen_configured_version(IdgenLayoutVersion *v)
+{
+	v->epoch = idgen_layout.epoch;
+	v->shard_bits = idgen_layout.shard_bits;
+	v->sequence_bits = idgen_layout.sequence_bits;
+}
+
+/* Whether a version of the history is in the configured layout. */
+static inline bool
+idgen_version_is_configured(const IdgenLayoutVersion *v)
+{
+	return v->epoch == idgen_layout.epoch &&
+		v->shard_bits == idgen_layout.shard_bits &&
+		v->sequence_bits == idgen_layout.sequence_bits;
 }
 
 static inline int64

@@ -254,3 +254,23 @@ idgen_history_write_file(const IdgenLayoutHistory *history)
 	idgen_write_durably(IDGEN_LAYOUTS_FILE, IDGEN_LAYOUTS_TMP_FILE,
 						&file, sizeof(file));
 }
+
+/*
+ * A history of one version from 0, assumed: a layout the settings or an
+ * older state file name, under a new history id.
+ */
+void
+idgen_history_assume(IdgenLayoutHistory *history, TimestampTz epoch,
+					 int32 shard_bits, int32 sequence_bits)
+{
+	memset(history, 0, sizeof(*history));
+	if (!pg_strong_random(&history->id, sizeof(history->id)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random idgen layout history id")));
+	history->nversions = 1;
+	history->flags = IDGEN_HISTORY_ASSUMED;
+	history->versions[0].epoch = epoch;
+	history->versions[0].shard_bits = shard_bits;
+	history->versions[0].sequence_bits = sequence_bits;
+}

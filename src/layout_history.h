@@ -63,6 +63,8 @@ extern bool idgen_history_check(const IdgenLayoutHistory *history);
 extern int	idgen_history_read_file(IdgenLayoutHistory *history,
 									uint64 *system_identifier);
 extern void idgen_history_write_file(const IdgenLayoutHistory *history);
+extern void idgen_history_assume(IdgenLayoutHistory *history, TimestampTz epoch,
+								 int32 shard_bits, int32 sequence_bits);
 
 /* The server's history, as this process last took it, and its versions. */
 extern const IdgenLayoutHistory *idgen_server_history(uint32 *changes);

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * wal_records.h
- *		idgen's WAL resource manager and the kinds of its records.
+ *		The kinds of idgen's WAL records and their format.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -19,11 +19,23 @@
  * shares that one.  163 was free in the community's list of custom resource
  * managers when it was chosen; the README says where to register it.  WAL
  * written under another ID cannot be replayed by this build, so the ID
- * never changes once released.  fence.c replays every record.
+ * never changes once released.  wal_replay.c replays every record,
+ * through the subsystem that wrote it.
  */
 #define RM_IDGEN_ID				163
 #define XLOG_IDGEN_FENCE		0x00
 #define XLOG_IDGEN_LAYOUTS		0x10	/* the layout history, whole */
 #define XLOG_IDGEN_STAMPED		0x20	/* the history every database has */
+
+#include "datatype/timestamp.h"
+
+/* What a FENCE record and the state file carry. */
+typedef struct IdgenFenceRecord
+{
+	uint64		fence_id;		/* no ID at or above this was minted */
+	TimestampTz epoch;			/* the layout it was minted under */
+	int32		shard_bits;
+	int32		sequence_bits;
+} IdgenFenceRecord;
 
 #endif							/* IDGEN_WAL_RECORDS_H */
