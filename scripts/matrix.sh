@@ -576,9 +576,10 @@ run_job()
 	esac
 }
 
-# make_bases JOB...: every base the jobs need, then every layer, made side by
-# side (the time goes to downloads and dpkg, not to the processors); fails if
-# one could not be made
+# make_bases JOB...: every base the jobs need, made side by side (the time
+# goes to downloads, not to the processors); fails if one could not be made.
+# Each layer is made by its job (run_job), the only one that uses it, so
+# that the pristine jobs run meanwhile.
 make_bases()
 {
 	local j key pids=() rc=0 pid
@@ -588,19 +589,6 @@ make_bases()
 		[ -z "${seen[$key]:-}" ] || continue
 		seen[$key]=1
 		ensure_base "$j" &
-		pids+=($!)
-	done
-	for pid in "${pids[@]}"; do
-		wait "$pid" || rc=1
-	done
-	[ "$bases_only" = 0 ] || return $rc
-	pids=()
-	for j in "$@"; do
-		[ -n "$(layer_of "$j")" ] || continue
-		key=$(layer_dir "$j")
-		[ -z "${seen[$key]:-}" ] || continue
-		seen[$key]=1
-		{ base_ok "$j" && ensure_layer "$j"; } &
 		pids+=($!)
 	done
 	for pid in "${pids[@]}"; do
@@ -617,7 +605,7 @@ if [ "$bases_only" = 1 ]; then
 	make_bases "${jobs[@]}"
 	exit
 fi
-# a base or layer that failed here is tried again, alone, by its job
+# a base that failed here is tried again, alone, by its job
 make_bases "${jobs[@]}" || true
 bases_seconds=$SECONDS
 
@@ -638,7 +626,7 @@ parallel=${IDGEN_MATRIX_PARALLEL:-2}
 # once, as one job of four did.
 export IDGEN_TAP_JOBS=${IDGEN_TAP_JOBS:-$((parallel > 1 ? 2 : 4))}
 [[ $parallel =~ ^[1-9][0-9]*$ ]] || idgen_die "IDGEN_MATRIX_PARALLEL must be a positive number, not '$parallel'"
-longest_first=(18 19 17 15 deb citus17 citus18 pgxn)
+longest_first=(15 18 19 17 deb citus17 citus18 pgxn)
 
 # uses_tcp JOB: whether JOB's suites listen on 127.0.0.1
 uses_tcp()
@@ -763,6 +751,6 @@ for j in "${jobs[@]}"; do
 	fi
 done
 echo
-echo "matrix took $SECONDS s: $bases_seconds s making the pristine bases and the layers, then the jobs, $parallel at a time, in $((SECONDS - bases_seconds)) s ($job_seconds s of jobs in all)"
+echo "matrix took $SECONDS s: $bases_seconds s making the pristine bases, then the jobs, $parallel at a time, in $((SECONDS - bases_seconds)) s ($job_seconds s of jobs in all)"
 echo "matrix: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
