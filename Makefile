@@ -26,8 +26,11 @@ OBJS = \
 	src/fence_gate.o \
 	src/fence.o \
 	src/lease_gate.o \
+	src/lease_set.o \
+	src/lease_pool.o \
 	src/lease_worker.o \
 	src/registry.o \
+	src/lease_sql.o \
 	src/stats.o \
 	src/public_id.o \
 	src/settings.o \

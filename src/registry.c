@@ -34,115 +34,9 @@
 #include "storage/latch.h"
 #include "utils/memutils.h"
 
+#include "lease_sql.h"
 #include "registry.h"
 #include "wait_event.h"
-
-static const char *const create_table_sql =
-"CREATE TABLE IF NOT EXISTS public.idgen_lease (\n"
-"    shard integer PRIMARY KEY CHECK (shard >= 0),\n"
-"    owner text,\n"
-"    owner_name text,\n"
-"    valid_until timestamptz,\n"
-"    previous_until timestamptz,\n"
-"    renewed_at timestamptz,\n"
-"    stamped_until timestamptz\n"
-")";
-
-/*
- * The table's owner can rewrite its rows behind the servers' backs (a
- * trigger): trusted only if it could as well have replaced the table, or
- * its rights are the registry role's.
- */
-static const char *const table_owner_sql =
-"SELECT pg_catalog.pg_get_userbyid(c.relowner), "
-"r.rolsuper OR pg_catalog.pg_has_role(c.relowner, 'MEMBER') "
-"OR pg_catalog.pg_has_role(c.relowner, n.nspowner, 'MEMBER') "
-"FROM pg_catalog.pg_class AS c "
-"JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
-"JOIN pg_catalog.pg_roles AS r ON r.oid = c.relowner "
-"WHERE c.oid = pg_catalog.to_regclass('public.idgen_lease')";
-
-/*
- * Guards on the rows, installed by the servers (in one transaction, when
- * a session finds them missing or of an older version): whatever an UPDATE
- * by hand says, stamped_until never decreases below any valid_until the row
- * ever held, except in a give-back by the holder itself, which names the
- * last millisecond it stamped.  A give-back is a session that names the
- * holder in idgen_lease.giving_back and may act as the table's owner (the
- * servers' role, or a superuser): anyone may set a placeholder, and anyone
- * who can read the row knows the holder's token, so a role granted UPDATE
- * alone would otherwise move the bound under a live holder;
- * previous_until never decreases under one owner, and a new owner's is at
- * least the old row's valid_until and stamped_until; rows are never
- * deleted, nor the table truncated.  So a taker's floor,
- * GREATEST(valid_until, stamped_until), is never below what a previous
- * holder may have stamped.
- */
-static const char *const guard_sql[] = {
-	"ALTER TABLE public.idgen_lease ADD COLUMN IF NOT EXISTS stamped_until timestamptz",
-	"CREATE OR REPLACE FUNCTION public.idgen_lease_guard() RETURNS trigger "
-	"LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $f$\n"
-	"BEGIN\n"
-	"    IF NEW.shard IS DISTINCT FROM OLD.shard THEN\n"
-	"        RAISE EXCEPTION USING ERRCODE = '55000',\n"
-	"            MESSAGE = 'the shard of a row of public.idgen_lease never changes',\n"
-	"            HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...';\n"
-	"    END IF;\n"
-	"    -- idgen lease guard, version 2\n"
-	"    IF NEW.owner IS NULL AND OLD.owner IS NOT NULL\n"
-	"       AND OLD.owner = current_setting('idgen_lease.giving_back', true)\n"
-	"       AND pg_has_role((SELECT relowner FROM pg_class WHERE oid = TG_RELID),\n"
-	"                       'MEMBER') THEN\n"
-	"        -- its holder gives it back, up to the last millisecond it stamped,\n"
-	"        -- above the floor it started from\n"
-	"        NEW.stamped_until := GREATEST(NEW.valid_until, OLD.previous_until);\n"
-	"    ELSE\n"
-	"        NEW.stamped_until := GREATEST(OLD.stamped_until, OLD.valid_until,\n"
-	"                                      NEW.valid_until, NEW.stamped_until);\n"
-	"    END IF;\n"
-	"    IF NEW.owner IS NOT DISTINCT FROM OLD.owner THEN\n"
-	"        NEW.previous_until := GREATEST(OLD.previous_until, NEW.previous_until);\n"
-	"    ELSIF NEW.owner IS NOT NULL THEN\n"
-	"        NEW.previous_until := GREATEST(NEW.previous_until, OLD.valid_until,\n"
-	"                                       OLD.stamped_until);\n"
-	"    END IF;\n"
-	"    RETURN NEW;\n"
-	"END\n$f$",
-	"CREATE OR REPLACE FUNCTION public.idgen_lease_refuse() RETURNS trigger "
-	"LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $f$\n"
-	"BEGIN\n"
-	"    RAISE EXCEPTION USING ERRCODE = '55000',\n"
-	"        MESSAGE = 'rows of public.idgen_lease are never deleted',\n"
-	"        DETAIL = 'A shard whose row is gone would be taken below the IDs its last owner stamped.',\n"
-	"        HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...; its next owner starts above what the last one stamped.';\n"
-	"END\n$f$",
-	"CREATE OR REPLACE TRIGGER idgen_lease_guard BEFORE UPDATE ON public.idgen_lease "
-	"FOR EACH ROW EXECUTE FUNCTION public.idgen_lease_guard()",
-	"CREATE OR REPLACE TRIGGER idgen_lease_no_delete BEFORE DELETE ON public.idgen_lease "
-	"FOR EACH ROW EXECUTE FUNCTION public.idgen_lease_refuse()",
-	"CREATE OR REPLACE TRIGGER idgen_lease_no_truncate BEFORE TRUNCATE ON public.idgen_lease "
-	"FOR EACH STATEMENT EXECUTE FUNCTION public.idgen_lease_refuse()",
-	NULL
-};
-
-/*
- * The guards are there, enabled and of this version (a registry of 1.1 has
- * none; one of 1.3 has a guard that lets anyone give a lease back).
- */
-static const char *const guards_present_sql =
-"SELECT (SELECT count(*) FROM pg_catalog.pg_trigger AS t "
-"JOIN pg_catalog.pg_proc AS p ON p.oid = t.tgfoid "
-"JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace "
-"WHERE t.tgrelid = pg_catalog.to_regclass('public.idgen_lease') "
-"AND t.tgenabled = 'O' AND n.nspname = 'public' AND "
-"(t.tgname, p.proname) IN (('idgen_lease_guard', 'idgen_lease_guard'), "
-"('idgen_lease_no_delete', 'idgen_lease_refuse'), "
-"('idgen_lease_no_truncate', 'idgen_lease_refuse')) "
-"AND (p.proname <> 'idgen_lease_guard' "
-"OR p.prosrc LIKE '%idgen lease guard, version 2%')) = 3 "
-"AND EXISTS (SELECT FROM pg_catalog.pg_attribute "
-"WHERE attrelid = pg_catalog.to_regclass('public.idgen_lease') "
-"AND attname = 'stamped_until' AND NOT attisdropped)";
 
 /*
  * The session forces what the protocol needs, whatever the registry's
@@ -628,7 +522,7 @@ check_table(int64 deadline, char **error)
 	PGresult   *rows;
 
 	/* CREATE ... IF NOT EXISTS would need CREATE even when it exists */
-	rows = idgen_registry_exec(table_owner_sql, 0, NULL, deadline, error);
+	rows = idgen_registry_exec(idgen_lease_sql_table_owner, 0, NULL, deadline, error);
 	if (rows == NULL)
 		return false;
 	if (PQntuples(rows) > 0 && strcmp(PQgetvalue(rows, 0, 1), "t") != 0)
@@ -642,7 +536,7 @@ check_table(int64 deadline, char **error)
 	registry_has_table = PQntuples(rows) > 0;
 	PQclear(rows);
 	if (!registry_has_table &&
-		!idgen_registry_command(create_table_sql, 0, NULL, deadline, error))
+		!idgen_registry_command(idgen_lease_sql_create_table, 0, NULL, deadline, error))
 		return false;
 	registry_has_table = true;
 	return true;
@@ -657,7 +551,7 @@ check_guards(int64 deadline, char **error)
 		PGresult   *rows;
 		bool		present;
 
-		rows = idgen_registry_exec(guards_present_sql, 0, NULL, deadline, error);
+		rows = idgen_registry_exec(idgen_lease_sql_guards_present, 0, NULL, deadline, error);
 		if (rows == NULL)
 			return false;
 		present = strcmp(PQgetvalue(rows, 0, 0), "t") == 0;
@@ -673,7 +567,7 @@ check_guards(int64 deadline, char **error)
 		}
 		if (!idgen_registry_begin(deadline, error))
 			return false;
-		for (const char *const *g = guard_sql; *g != NULL; g++)
+		for (const char *const *g = idgen_lease_sql_guard; *g != NULL; g++)
 			if (!idgen_registry_command(*g, 0, NULL, deadline, error))
 				return false;
 		if (!idgen_registry_command("COMMIT", 0, NULL, deadline, error))
