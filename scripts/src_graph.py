@@ -7,7 +7,7 @@ A file of src/ points to another when it includes the other's header or
 uses a function or variable only the other defines (read from the built
 objects with nm, so that calls through inline functions in headers count
 too).  A header belongs to the .c file of its name, or else to the file
-that defines what it declares (lease.h to lease_gate.c).  Prints each
+that defines what it declares.  Prints each
 loop found and exits 1 if there is one; with --edges, prints the graph.
 """
 import os

@@ -47,7 +47,7 @@
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
-#include "lease.h"
+#include "lease_gate.h"
 #include "settings.h"
 #include "wait_event.h"
 

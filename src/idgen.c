@@ -41,7 +41,7 @@
 #include "layout.h"
 #include "layout_history.h"
 #include "layout_stamp.h"
-#include "lease.h"
+#include "lease_gate.h"
 #include "lease_worker.h"
 #include "public_id.h"
 #include "settings.h"

@@ -70,6 +70,14 @@
 #include "settings.h"
 #include "wait_event.h"
 
+/*
+ * A minter waiting for the stamps polls: the stamps workers finish a pass
+ * once, after a start, and setting every waiter's latch for it would need a
+ * list of waiters kept for that moment alone.  Short, as the wait is only
+ * at the start of a server whose history changed.
+ */
+#define IDGEN_STAMPS_POLL_MS	10
+
 
 #define STAMP_CLOSE		"]"
 #define COPY_COLUMNS	6
@@ -673,7 +681,7 @@ idgen_check_database_mints_slow(void)
 					 errdetail("Minting waits for it after a start that changed the history, so that no database holds IDs its stamp does not list."),
 					 errhint("See the log of the \"idgen stamps\" worker: it needs a free background worker slot (\"max_worker_processes\") and a connection to each database.")));
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, idgen_wait_event_info(IDGEN_WAIT_STAMPS));
+						 IDGEN_STAMPS_POLL_MS, idgen_wait_event_info(IDGEN_WAIT_STAMPS));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		server = idgen_server_history(&changes);

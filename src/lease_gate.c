@@ -6,7 +6,7 @@
  *
  * A shard's end is one word, written only by the lease worker
  * (lease_worker.c) after the registry committed it, and read by every mint
- * (the inline idgen_lease_end in lease.h).  A minter that reaches the end
+ * (the inline idgen_lease_end in lease_gate.h).  A minter that reaches the end
  * sleeps here on a condition variable, waking the worker, or fails with a
  * message saying why.  The gate is below the generator: it calls nothing
  * in generator.c, and nothing that talks to the registry.
@@ -35,10 +35,11 @@
 
 #include "idgen_compat.h"
 #include "layout.h"
-#include "lease.h"
+#include "lease_gate.h"
 #include "settings.h"
 #include "shard.h"
 #include "wait_event.h"
+#include "worker.h"
 
 /* A lease array indexed by shard: 2^16 shards take 512 kB. */
 #define MAX_LEASE_SHARD_BITS	16
@@ -51,8 +52,8 @@ pg_atomic_uint32 *idgen_pool_word = NULL;
 typedef struct IdgenLeaseShared
 {
 	char		owner[33];		/* this start's token, hexadecimal */
-	slock_t		mutex;			/* protects worker_latch and clock */
-	Latch	   *worker_latch;
+	slock_t		mutex;			/* protects clock */
+	IdgenWorkerLatch worker;	/* the lease worker's, as the fence gate's */
 	IdgenRegistryClock clock;	/* measured_at 0: not yet */
 	ConditionVariable cv;		/* broadcast when a lease's end moves */
 	pg_atomic_uint32 wanted;	/* a minter waits for a lease */
@@ -138,7 +139,7 @@ idgen_lease_shmem_startup(void)
 	{
 		strlcpy(lease_shared->owner, owner_token, sizeof(lease_shared->owner));
 		SpinLockInit(&lease_shared->mutex);
-		lease_shared->worker_latch = NULL;
+		idgen_worker_latch_init(&lease_shared->worker);
 		memset(&lease_shared->clock, 0, sizeof(lease_shared->clock));
 		ConditionVariableInit(&lease_shared->cv);
 		pg_atomic_init_u32(&lease_shared->wanted, 0);
@@ -157,16 +158,10 @@ idgen_lease_shmem_startup(void)
 static void
 wake_lease_worker(void)
 {
-	Latch	   *latch;
-
 	if (pg_atomic_read_u32(&lease_shared->wanted) != 0)
 		return;
 	pg_atomic_write_u32(&lease_shared->wanted, 1);
-	SpinLockAcquire(&lease_shared->mutex);
-	latch = lease_shared->worker_latch;
-	SpinLockRelease(&lease_shared->mutex);
-	if (latch)
-		SetLatch(latch);
+	idgen_worker_wake(&lease_shared->worker);
 }
 
 /*
@@ -388,9 +383,7 @@ idgen_lease_close(int32 shard)
 void
 idgen_lease_set_worker_latch(Latch *latch)
 {
-	SpinLockAcquire(&lease_shared->mutex);
-	lease_shared->worker_latch = latch;
-	SpinLockRelease(&lease_shared->mutex);
+	idgen_worker_latch_set(&lease_shared->worker, latch);
 }
 
 /* A minter waits for a lease. */

@@ -23,7 +23,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "lease.h"
+#include "lease_gate.h"
 #include "lease_pool.h"
 #include "lease_sql.h"
 #include "registry.h"

@@ -21,7 +21,7 @@
 
 #include "generator.h"
 #include "layout.h"
-#include "lease.h"
+#include "lease_gate.h"
 #include "lease_set.h"
 #include "settings.h"
 #include "shard.h"

@@ -68,7 +68,7 @@
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
-#include "lease.h"
+#include "lease_gate.h"
 #include "lease_pool.h"
 #include "lease_set.h"
 #include "lease_sql.h"

@@ -2,7 +2,7 @@
  *
  * lease_worker.h
  *		The "idgen lease" worker, which holds this server's shard leases in
- *		the registry and publishes their ends in the lease gate (lease.h).
+ *		the registry and publishes their ends in the lease gate (lease_gate.h).
  *
  * Copyright (c) 2026, The idgen Authors
  *

@@ -31,7 +31,7 @@
 
 #include "generator.h"
 #include "layout.h"
-#include "lease.h"
+#include "lease_gate.h"
 #include "shard.h"
 #include "stats.h"
 

@@ -30,7 +30,7 @@
 #include "funcapi.h"
 #include "utils/timestamp.h"
 
-#include "lease.h"
+#include "lease_gate.h"
 
 #define IDGEN_CLOCK_COLS	7
 

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * lease.h
+ * lease_gate.h
  *		The lease gate: with idgen.lease_registry set, a server mints for a
  *		shard only below the end of the lease it holds on it.
  *
@@ -12,12 +12,12 @@
  * Copyright (c) 2026, The idgen Authors
  *
  * IDENTIFICATION
- *		src/lease.h
+ *		src/lease_gate.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef IDGEN_LEASE_H
-#define IDGEN_LEASE_H
+#ifndef IDGEN_LEASE_GATE_H
+#define IDGEN_LEASE_GATE_H
 
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
@@ -112,4 +112,4 @@ extern void idgen_lease_set_worker_latch(Latch *latch);
 extern bool idgen_lease_asked(void);
 extern void idgen_lease_clear_asked(void);
 
-#endif							/* IDGEN_LEASE_H */
+#endif							/* IDGEN_LEASE_GATE_H */
