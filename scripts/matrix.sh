@@ -274,6 +274,9 @@ in_overlay()
 	local lower=$1 upper=$2 debs=$3 src=$4 out=$5 run rc=0
 	shift 5
 	mkdir -p -- "$debs" "$upper"
+	# the root directory takes the upper layer's mode: mktemp's 0700 would
+	# shut every user but root out of the whole root
+	chmod 755 "$upper"
 	run=$(mktemp -d "$cache/run.XXXXXX")
 	mkdir -p -- "$run/work" "$run/root" "$run/debs" "$run/debs-work"
 	unshare --mount --pid --fork --kill-child --propagation private -- \
