@@ -48,7 +48,7 @@ idgen_id_timestamp(int64 id, int *version)
 
 	check_id(id);
 	v = idgen_history_version_of_id(idgen_decoding_history(), id, version);
-	return idgen_version_ms_to_timestamptz(v, id >> (v->shard_bits + v->sequence_bits));
+	return idgen_version_ms_to_timestamptz(v, id >> idgen_version_low_bits(v));
 }
 
 int
@@ -98,7 +98,7 @@ idgen_min_id_at(TimestampTz ts)
 
 	idgen_check_preloaded();
 	v = idgen_history_version_at(idgen_decoding_history(), ts, &version, &below);
-	low_bits = v->shard_bits + v->sequence_bits;
+	low_bits = idgen_version_low_bits(v);
 	time_bits = 63 - low_bits;
 
 	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < v->epoch)

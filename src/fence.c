@@ -209,7 +209,7 @@ static uint64
 checkpoint_floor_id(const ControlFileData *ctl, const IdgenLayoutVersion *v)
 {
 	TimestampTz t = time_t_to_timestamptz(ctl->checkPointCopy.time + 1);
-	int			low = v->shard_bits + v->sequence_bits;
+	int			low = idgen_version_low_bits(v);
 	int64		end_ms = INT64CONST(1) << (63 - low);
 	int64		ms = 0;
 

@@ -118,7 +118,7 @@ state_ms(uint64 state, int sequence_bits)
 static inline uint64
 state_of_id(int64 id)
 {
-	int			low_bits = idgen_layout.shard_bits + idgen_layout.sequence_bits;
+	int			low_bits = idgen_low_bits();
 	uint64		seq_mask = (UINT64CONST(1) << idgen_layout.sequence_bits) - 1;
 
 	return state_word(id >> low_bits, (uint64) id & seq_mask,
@@ -275,11 +275,8 @@ void
 idgen_version_here(IdgenLayoutVersion *here)
 {
 	memset(here, 0, sizeof(*here));
-	here->epoch = idgen_layout.epoch;
-	here->shard_bits = idgen_layout.shard_bits;
-	here->sequence_bits = idgen_layout.sequence_bits;
-	here->first_id = (uint64) Max(idgen_generator_ms(), idgen_wall_ms()) <<
-		(idgen_layout.shard_bits + idgen_layout.sequence_bits);
+	idgen_configured_version(here);
+	here->first_id = idgen_first_id_of_ms(Max(idgen_generator_ms(), idgen_wall_ms()));
 }
 
 /*
@@ -640,7 +637,7 @@ idgen_block_limit(void)
 int64
 idgen_raise_past(int64 id)
 {
-	int			low_bits = idgen_layout.shard_bits + idgen_layout.sequence_bits;
+	int			low_bits = idgen_low_bits();
 	int64		target_ms = (id >> low_bits) + 1;
 	int64		waited_us = 0;
 

@@ -414,7 +414,7 @@ idgen_span(PG_FUNCTION_ARGS)
 				 errhint("Choose an \"%s\" on such a boundary, such as a midnight UTC, if partitions must fall on them.",
 						 "idgen.epoch")));
 
-	PG_RETURN_INT64((us / 1000) << (idgen_layout.shard_bits + idgen_layout.sequence_bits));
+	PG_RETURN_INT64((int64) idgen_first_id_of_ms(us / 1000));
 }
 
 Datum
@@ -442,7 +442,7 @@ idgen_layout_history(PG_FUNCTION_ARGS)
 	for (int i = 0; i < history->nversions; i++)
 	{
 		const IdgenLayoutVersion *v = &history->versions[i];
-		int			low = v->shard_bits + v->sequence_bits;
+		int			low = idgen_version_low_bits(v);
 		int			time_bits = 63 - low;
 		Datum		values[10];
 		bool		nulls[10] = {0};

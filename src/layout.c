@@ -282,7 +282,7 @@ int64
 idgen_id_ms(int64 id)
 {
 	check_id(id);
-	return id >> (idgen_layout.shard_bits + idgen_layout.sequence_bits);
+	return id >> idgen_low_bits();
 }
 
 /*

@@ -81,6 +81,13 @@ extern bool idgen_same_layout(const IdgenLayoutVersion *a,
 							  const IdgenLayoutVersion *b);
 extern TimestampTz idgen_version_start(const IdgenLayoutVersion *v);
 
+/* The bits below a version's time field: shard and sequence. */
+static inline int
+idgen_version_low_bits(const IdgenLayoutVersion *v)
+{
+	return v->shard_bits + v->sequence_bits;
+}
+
 /* The version (numbered from 1) of a history whose IDs include id >= 0. */
 static inline const IdgenLayoutVersion *
 idgen_history_version_of_id(const IdgenLayoutHistory *h, int64 id, int *version)
