@@ -46,12 +46,15 @@ packages=(
 # The frameworks suite (test/frameworks/), when it is to run: by default, and
 # when IDGEN_SUITES names it.  scripts/matrix.sh runs it on two releases only,
 # the oldest and the newest frameworks, so the other jobs skip its packages.
+frameworks_go=0
 case " ${IDGEN_SUITES:-frameworks} " in
 	*" frameworks "*)
 		packages+=(
 			python3-alembic python3-django python3-psycopg2 python3-sqlalchemy	# frameworks: python
 			ruby-activerecord ruby-pg ruby-minitest	# frameworks: ruby
+			golang-go	# frameworks: go (with pgx, below)
 		)
+		frameworks_go=1
 		;;
 esac
 # node-postgres runs on any node and npm: a machine that has them keeps its own
@@ -91,6 +94,14 @@ if ! is_installed "$pgtap_pkg" && ! { [ -n "$pgtap_control" ] && [ -f "$pgtap_co
 fi
 partman_wanted=0
 is_installed "$partman_pkg" || partman_wanted=1
+# pgx for the frameworks suite's Go part: v5 where the release has it (sid),
+# else v4, the only one Debian 12 has
+pgx5_pkg=golang-github-jackc-pgx-v5-dev
+pgx4_pkg=golang-github-jackc-pgx-v4-dev
+pgx_wanted=0
+if [ "$frameworks_go" = 1 ] && ! is_installed "$pgx5_pkg" && ! is_installed "$pgx4_pkg"; then
+	pgx_wanted=1
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -103,7 +114,8 @@ if idgen_is_root && [ "${IDGEN_SKIP_APT:-0}" != 1 ]; then
 fi
 
 pgtap_from_source=0
-if [ ${#missing[@]} -gt 0 ] || [ "$pgtap_wanted" = 1 ] || [ "$partman_wanted" = 1 ]; then
+if [ ${#missing[@]} -gt 0 ] || [ "$pgtap_wanted" = 1 ] || [ "$partman_wanted" = 1 ] ||
+	[ "$pgx_wanted" = 1 ]; then
 	if [ "$can_apt" = 1 ]; then
 		# the lists may be old or absent (a fresh image): read them anew first
 		export DEBIAN_FRONTEND=noninteractive
@@ -114,6 +126,13 @@ if [ ${#missing[@]} -gt 0 ] || [ "$pgtap_wanted" = 1 ] || [ "$partman_wanted" = 
 			c=$(candidate "$partman_pkg")
 			if [ -n "$c" ] && dpkg --compare-versions "$c" ge 5.2; then
 				missing+=("$partman_pkg")
+			fi
+		fi
+		if [ "$pgx_wanted" = 1 ]; then
+			if [ -n "$(candidate "$pgx5_pkg")" ]; then
+				missing+=("$pgx5_pkg")
+			else
+				missing+=("$pgx4_pkg")
 			fi
 		fi
 		if [ "$pgtap_wanted" = 1 ]; then
@@ -129,8 +148,9 @@ if [ ${#missing[@]} -gt 0 ] || [ "$pgtap_wanted" = 1 ] || [ "$partman_wanted" = 
 		done
 		[ ${#unknown[@]} -eq 0 ] ||
 			idgen_die "no package ${unknown[*]} in this machine's apt sources: add the Debian release (or apt.postgresql.org) that has it to /etc/apt/sources.list, or install it by hand"
-	elif [ "$pgtap_wanted" = 1 ]; then
-		missing+=("$pgtap_pkg")
+	else
+		[ "$pgtap_wanted" = 0 ] || missing+=("$pgtap_pkg")
+		[ "$pgx_wanted" = 0 ] || missing+=("$pgx4_pkg")
 	fi
 fi
 

@@ -41,5 +41,41 @@ if compgen -G 'ruby/*_test.rb' >/dev/null; then
 	part ruby bash -c 'cd ruby &&
 		ruby -e "Dir[\"*_test.rb\"].sort.each { |f| require File.expand_path(f) }"'
 fi
+if compgen -G 'node/*.test.js' >/dev/null; then
+	part node bash -c 'cd node && npm ci --no-audit --no-fund --loglevel=error &&
+		node --test --test-reporter=tap'
+fi
+
+# Go in GOPATH mode on Debian's packaged sources (/usr/share/gocode), as
+# Debian builds Go, offline, with its build cache in a temporary directory
+# (the server user's home may not be writable); pgx v5 where it is installed,
+# else v4.  go test prints no count of its own: "# tests N" is what
+# scripts/test.sh reads.
+go_tests()
+{
+	local gopath=/usr/share/gocode tags=pgx4 tmp out status
+	command -v go >/dev/null 2>&1 ||
+		{ echo "go not found: install golang-go (scripts/setup.sh does)"; return 1; }
+	if [ -d "$gopath/src/github.com/jackc/pgx/v5" ]; then
+		tags=pgx5
+	elif [ ! -d "$gopath/src/github.com/jackc/pgx/v4" ]; then
+		echo "pgx not found: install golang-github-jackc-pgx-v5-dev or -v4-dev (scripts/setup.sh does)"
+		return 1
+	fi
+	tmp=$(mktemp -d /tmp/idgen-go.XXXXXX) || return 1
+	out=$tmp/out
+	go version
+	(cd go && env GOPATH="$gopath" GO111MODULE=off GOPROXY=off GOFLAGS= \
+		GOENV=off GOTOOLCHAIN=local GOCACHE="$tmp/cache" \
+		go test -v -count=1 -tags "$tags" .) 2>&1 | tee "$out"
+	status=${PIPESTATUS[0]}
+	printf '# tests %s\n' "$(grep -cE '^--- (PASS|FAIL|SKIP): ' "$out")"
+	rm -rf -- "$tmp"
+	return "$status"
+}
+
+if compgen -G 'go/*_test.go' >/dev/null; then
+	part go go_tests
+fi
 
 exit $rc

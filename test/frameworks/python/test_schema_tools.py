@@ -23,7 +23,9 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata, produce_migrations, render_python_code
 from alembic.migration import MigrationContext
 
-DB = "idgen_schema_tools"
+import django_settings
+
+DB = django_settings.DATABASES["schema_tools"]
 TABLE = """CREATE TABLE orders (
     id bigint PRIMARY KEY DEFAULT idgen_next(),
     name text NOT NULL)"""
@@ -86,22 +88,13 @@ class SchemaTools(unittest.TestCase):
         self.assertEqual(sa.inspect(self.engine).get_table_names(), ["orders"])
 
     def test_django_inspectdb_shows_the_users_tables_alone(self):
-        import django
         import django.db
-        from django.conf import settings
         from django.core.management import call_command
 
-        if not settings.configured:
-            settings.configure(DATABASES={"default": {
-                "ENGINE": "django.db.backends.postgresql",
-                "NAME": DB,
-                "HOST": os.environ.get("PGHOST", ""),
-                "PORT": os.environ.get("PGPORT", ""),
-                "USER": os.environ.get("PGUSER", ""),
-            }})
-            django.setup()
+        # one set of settings per process, shared with test_django
+        django_settings.setup()
         out = io.StringIO()
-        call_command("inspectdb", stdout=out)
+        call_command("inspectdb", database="schema_tools", stdout=out)
         django.db.connections.close_all()
         models = [line.split("(")[0].split()[1]
                   for line in out.getvalue().splitlines()
