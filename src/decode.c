@@ -3,7 +3,8 @@
  * decode.c
  *		Decoding IDs by the layout history, in this database: each ID by the
  *		version that minted it, where the database's stamp lets it be told
- *		(layout_stamp.c); and the first ID of an instant.
+ *		(layout_stamp.c); the first ID of an instant; and the SQL
+ *		decoders.
  *
  * Above the stamp, so that layout.c stays the vocabulary: encoding, the
  * minting clock and the conversions, with no catalog below it.
@@ -17,7 +18,12 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "common/int.h"
+#include "fmgr.h"
+#include "funcapi.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 #include "decode.h"
 #include "layout.h"
@@ -137,4 +143,168 @@ idgen_min_id_at(TimestampTz ts)
 	if ((uint64) id > below)
 		id = (int64) below;
 	return id;
+}
+
+/* ---- SQL ---- */
+
+PG_FUNCTION_INFO_V1(id_to_timestamp);
+PG_FUNCTION_INFO_V1(min_id_at);
+PG_FUNCTION_INFO_V1(id_to_shard);
+PG_FUNCTION_INFO_V1(id_to_sequence);
+PG_FUNCTION_INFO_V1(idgen_decode);
+PG_FUNCTION_INFO_V1(idgen_span);
+PG_FUNCTION_INFO_V1(idgen_layout_history);
+PG_FUNCTION_INFO_V1(id_to_layout_version);
+
+static TimestampTz
+id_timestamp(int64 id)
+{
+	int			version;
+	TimestampTz ts = idgen_id_timestamp(id, &version);
+
+	if (!IS_VALID_TIMESTAMP(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("ID " INT64_FORMAT " encodes a time past the end of PostgreSQL's timestamps.", id)));
+	return ts;
+}
+
+Datum
+id_to_timestamp(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(id_timestamp(PG_GETARG_INT64(0)));
+}
+
+Datum
+min_id_at(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(idgen_min_id_at(PG_GETARG_TIMESTAMPTZ(0)));
+}
+
+Datum
+id_to_shard(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(idgen_id_shard(PG_GETARG_INT64(0)));
+}
+
+Datum
+id_to_sequence(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(idgen_id_sequence(PG_GETARG_INT64(0)));
+}
+
+Datum
+idgen_decode(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	values[0] = TimestampTzGetDatum(id_timestamp(id));
+	values[1] = Int32GetDatum(idgen_id_shard(id));
+	values[2] = Int32GetDatum(idgen_id_sequence(id));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * How many IDs an interval covers under the server's layout: the width of
+ * a partition of IDs one day (hour, week) wide, as pg_partman's integer
+ * mode counts it, for p_interval and for retention.
+ */
+Datum
+idgen_span(PG_FUNCTION_ARGS)
+{
+	Interval   *span = PG_GETARG_INTERVAL_P(0);
+	int64		us;
+	int64		epoch_unix_us;
+
+	idgen_check_preloaded();
+	if (span->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("an interval with months or years has no fixed length in IDs"),
+				 errhint("Give it in days, such as '30 days'.")));
+	if (pg_mul_s64_overflow((int64) span->day, USECS_PER_DAY, &us) ||
+		pg_add_s64_overflow(us, span->time, &us) || us <= 0 || us % 1000 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("an ID span must be a positive whole number of milliseconds")));
+	if (us / 1000 >= idgen_max_ms())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the interval is longer than the ID layout"),
+				 errdetail("With %d bits of milliseconds, IDs end at %s.",
+						   idgen_layout.time_bits,
+						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms())))));
+
+	/* spans of IDs begin at the epoch: say when that is off the boundaries */
+	epoch_unix_us = idgen_layout.epoch + IDGEN_POSTGRES_EPOCH_UNIX_US;
+	if (epoch_unix_us % us != 0)
+		ereport(WARNING,
+				(errmsg("the epoch of the ID layout is not on a boundary of this interval"),
+				 errdetail("Partitions of this span begin at %s plus whole spans, not on whole intervals from 1970-01-01 00:00 UTC.",
+						   timestamptz_to_str(idgen_layout.epoch)),
+				 errhint("Choose an \"%s\" on such a boundary, such as a midnight UTC, if partitions must fall on them.",
+						 "idgen.epoch")));
+
+	PG_RETURN_INT64((int64) idgen_first_id_of_ms(us / 1000));
+}
+
+Datum
+id_to_layout_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(idgen_id_layout_version(PG_GETARG_INT64(0)));
+}
+
+/*
+ * One row per version of the server's layout history, oldest first, and
+ * whether this database's stamp lists it.
+ */
+Datum
+idgen_layout_history(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const IdgenLayoutHistory *history;
+	const IdgenLayoutHistory *stamp;
+
+	idgen_check_preloaded();
+	InitMaterializedSRF(fcinfo, 0);
+	history = idgen_server_history(NULL);
+	/* a database whose stamp differs still shows the server's history */
+	stamp = idgen_database_stamp_if_any();
+	for (int i = 0; i < history->nversions; i++)
+	{
+		const IdgenLayoutVersion *v = &history->versions[i];
+		int			low = idgen_version_low_bits(v);
+		int			time_bits = 63 - low;
+		Datum		values[10];
+		bool		nulls[10] = {0};
+		bool		decodes = false;
+
+		if (stamp == NULL)
+			decodes = true;
+		else if (i < stamp->nversions &&
+				 stamp->versions[i].first_id == v->first_id &&
+				 idgen_same_layout(&stamp->versions[i], v))
+			decodes = true;
+
+		values[0] = Int32GetDatum(i + 1);
+		values[1] = TimestampTzGetDatum(v->epoch);
+		values[2] = Int32GetDatum(v->shard_bits);
+		values[3] = Int32GetDatum(v->sequence_bits);
+		values[4] = Int32GetDatum(time_bits);
+		values[5] = Int64GetDatum((int64) v->first_id);
+		values[6] = TimestampTzGetDatum(idgen_version_ms_to_timestamptz(v, (int64) (v->first_id >> low)));
+		values[7] = TimestampTzGetDatum(idgen_version_ms_to_timestamptz(v, INT64CONST(1) << time_bits));
+		values[8] = BoolGetDatum(i == 0 && (history->flags & IDGEN_HISTORY_ASSUMED) != 0);
+		values[9] = BoolGetDatum(decodes);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
