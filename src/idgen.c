@@ -28,6 +28,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 #include "fence.h"
 #include "fence_gate.h"
