@@ -3,8 +3,8 @@
 #
 # idgen_convert_column and the plans other sessions cached before it: a
 # session whose PL/pgSQL trigger ran on the old integer column fails its
-# inserts afterwards (42804) until it discards its plans, as the README's
-# section on converting says; a session that connects afterwards is fine.
+# inserts afterwards (42804) until it discards its plans, as doc/reference.md's
+# section on converting a column says; a session that connects afterwards is fine.
 
 use strict;
 use warnings;
