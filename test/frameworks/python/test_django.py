@@ -21,8 +21,7 @@ import unittest
 import uuid
 from datetime import timedelta
 
-import psycopg2
-
+import databases
 import django_settings
 from node_json import node_ids, not_doubles
 
@@ -32,21 +31,11 @@ LEGACY_TABLE = """CREATE TABLE legacy_orders (
     name text NOT NULL)"""
 
 
-def admin():
-    conn = psycopg2.connect(dbname="postgres")
-    conn.autocommit = True
-    return conn
-
-
 class DjangoIdgen(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        conn = admin()
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-            cur.execute(f"CREATE DATABASE {DB}")
-        conn.close()
+        databases.fresh(DB)
         django_settings.setup()
         import django
         from django.core.management import call_command
@@ -63,10 +52,7 @@ class DjangoIdgen(unittest.TestCase):
     def tearDownClass(cls):
         from django.db import connections
         connections.close_all()
-        conn = admin()
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        conn.close()
+        databases.drop(DB)
 
     # ---- helpers ---------------------------------------------------------
 

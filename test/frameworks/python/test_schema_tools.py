@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata, produce_migrations, render_python_code
 from alembic.migration import MigrationContext
 
+import databases
 import django_settings
 
 DB = django_settings.DATABASES["schema_tools"]
@@ -31,21 +32,11 @@ TABLE = """CREATE TABLE orders (
     name text NOT NULL)"""
 
 
-def admin():
-    conn = psycopg2.connect(dbname="postgres")
-    conn.autocommit = True
-    return conn
-
-
 class SchemaTools(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        conn = admin()
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-            cur.execute(f"CREATE DATABASE {DB}")
-        conn.close()
+        databases.fresh(DB)
         conn = psycopg2.connect(dbname=DB)
         with conn.cursor() as cur:
             cur.execute("CREATE EXTENSION idgen")
@@ -63,10 +54,7 @@ class SchemaTools(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.engine.dispose()
-        conn = admin()
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        conn.close()
+        databases.drop(DB)
 
     def models(self):
         metadata = sa.MetaData()

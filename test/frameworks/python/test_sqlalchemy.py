@@ -18,7 +18,6 @@ import unittest
 import uuid
 from datetime import timedelta
 
-import psycopg2
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -26,17 +25,12 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy.orm import Session
 
+import databases
 from node_json import node_ids, not_doubles
 from sa_shop import Base, Order
 
 DB = "idgen_sqlalchemy"
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def admin():
-    conn = psycopg2.connect(dbname="postgres")
-    conn.autocommit = True
-    return conn
 
 
 def names(n):
@@ -48,11 +42,7 @@ class SQLAlchemyIdgen(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        conn = admin()
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-            cur.execute(f"CREATE DATABASE {DB}")
-        conn.close()
+        databases.fresh(DB)
         host = os.environ.get("PGHOST", "")
         port = os.environ.get("PGPORT", "5432")
         user = os.environ.get("PGUSER", "")
@@ -69,10 +59,7 @@ class SQLAlchemyIdgen(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.engine.dispose()
-        conn = admin()
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        conn.close()
+        databases.drop(DB)
 
     # ---- helpers ---------------------------------------------------------
 
