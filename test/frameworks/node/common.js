@@ -107,7 +107,35 @@ function sleep(ms) {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+// Fifty IDs as the framework returned them: strings, each the digits the
+// server has for its row's name (server: name -> id::text), increasing.
+function assertExactBatch(ids, server, tag) {
+	assert.equal(ids.length, 50);
+	assert.equal(server.size, 50);
+	ids.forEach((id, i) => {
+		assert.equal(typeof id, 'string');
+		assert.equal(id, server.get(`${tag} ${i}`));
+	});
+	assertIncreasing(ids);
+}
+
+// Three batches of 20 for a page by time, each in milliseconds of its own
+// (a page's bounds are milliseconds), after enough filler rows, analyzed,
+// that the planner itself prefers the index for a page to reading the
+// whole table.  run(sql) executes SQL the framework's raw way.
+async function threePageBatches(run, insertBatch) {
+	await run("INSERT INTO orders (name) SELECT 'filler ' || g FROM generate_series(1, 10000) g");
+	const earlier = await insertBatch('page-earlier', 20);
+	await sleep(5);
+	const inside = await insertBatch('page-inside', 20);
+	await sleep(5);
+	const later = await insertBatch('page-later', 20);
+	await run('ANALYZE orders');
+	return { earlier, inside, later };
+}
+
 module.exports = {
+	assertExactBatch,
 	assertIncreasing,
 	assertIndexUsed,
 	createDatabase,
@@ -118,6 +146,7 @@ module.exports = {
 	printsOther,
 	sameDouble,
 	sleep,
+	threePageBatches,
 	untilNotDoubles,
 	withClient,
 };

@@ -84,26 +84,12 @@ test('knex: insert 50 rows in one statement: each ID back exact, distinct, incre
 	const server = await serverDigits('many');
 
 	assert.equal(statements, 1);
-	assert.equal(ids.length, 50);
-	assert.equal(server.size, 50);
-	ids.forEach((id, i) => {
-		assert.equal(typeof id, 'string');
-		assert.equal(id, server.get(`many ${i}`));
-	});
-	common.assertIncreasing(ids);
+	common.assertExactBatch(ids, server, 'many');
 });
 
 test('knex: a page by time: min_id_at() bounds read the primary key index', async () => {
-	// enough rows, analyzed, that the planner itself prefers the index for
-	// a page of 20 to reading the whole table
-	await knex.raw("INSERT INTO orders (name) SELECT 'filler ' || g FROM generate_series(1, 10000) g");
-	const earlier = await insertBatch('page-earlier', 20);
-	// each batch in milliseconds of its own: a page's bounds are milliseconds
-	await common.sleep(5);
-	const inside = await insertBatch('page-inside', 20);
-	await common.sleep(5);
-	const later = await insertBatch('page-later', 20);
-	await knex.raw('ANALYZE orders');
+	const { earlier, inside, later } =
+		await common.threePageBatches((q) => knex.raw(q), insertBatch);
 
 	const createdAt = async (id) =>
 		(await knex.first(knex.raw('id_to_timestamp(?::bigint) AS at', [id]))).at;
