@@ -353,30 +353,47 @@ fi
 # Debian's interpreter: a python3 earlier in PATH (pyenv) lacks its psycopg
 client_python=/usr/bin/python3
 
-run_clients()
+# on_idgen_cluster CMD...: CMD against a throwaway cluster of test/idgen.conf
+# with idgen created in its database, in a subshell (run_cluster_suite)
+# whose exit hook stops the cluster; the server log's tail if CMD fails
+on_idgen_cluster()
 {
 	idgen_on_exit_reset	# this subshell cleans up its cluster only
+	read_test_conf
+	idgen_cluster_start "" "${conf[@]}" || return 1
+	if idgen_psql -q -d postgres -c 'CREATE EXTENSION idgen' && "$@"; then
+		return 0
+	fi
+	idgen_tail "$IDGEN_PGLOG" 40
+	return 1
+}
+
+# as_client CMD...: CMD as the server user, connected to the cluster
+as_client()
+{
+	idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
+		PGDATABASE="$PGDATABASE" "$@"
+}
+
+client_tests()
+{
+	(cd test/clients &&
+		as_client node --test --test-reporter=tap &&
+		as_client "$client_python" -m unittest -v test_psycopg)
+}
+
+run_clients()
+{
 	command -v node >/dev/null 2>&1 ||
 		{ idgen_warn "node not found: install nodejs (scripts/setup.sh does)"; return 1; }
 	command -v npm >/dev/null 2>&1 ||
 		{ idgen_warn "npm not found: install npm (scripts/setup.sh does)"; return 1; }
 	"$client_python" -c 'import psycopg' 2>/dev/null ||
 		{ idgen_warn "$client_python cannot import psycopg: install python3-psycopg (scripts/setup.sh does)"; return 1; }
-	read_test_conf
 	# npm's cache inside the work tree: the server user's HOME may not be writable
 	(cd test/clients && idgen_as_user env npm_config_cache="$work/.npm-cache" \
 		npm ci --no-audit --no-fund --loglevel=error) || return 1
-	idgen_cluster_start "" "${conf[@]}" || return 1
-	if idgen_psql -q -d postgres -c 'CREATE EXTENSION idgen' &&
-		(cd test/clients &&
-			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-				PGDATABASE="$PGDATABASE" node --test --test-reporter=tap &&
-			idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-				PGDATABASE="$PGDATABASE" "$client_python" -m unittest -v test_psycopg); then
-		return 0
-	fi
-	idgen_tail "$IDGEN_PGLOG" 40
-	return 1
+	on_idgen_cluster client_tests
 }
 
 if wanted clients; then
@@ -392,18 +409,8 @@ fi
 # with idgen created in its database: test/frameworks/run.sh
 run_frameworks()
 {
-	idgen_on_exit_reset	# this subshell cleans up its cluster only
-	read_test_conf
-	idgen_cluster_start "" "${conf[@]}" || return 1
-	if idgen_psql -q -d postgres -c 'CREATE EXTENSION idgen' &&
-		idgen_as_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-			PGDATABASE="$PGDATABASE" IDGEN_PYTHON="$client_python" \
-			npm_config_cache="$work/.npm-cache" \
-			bash test/frameworks/run.sh; then
-		return 0
-	fi
-	idgen_tail "$IDGEN_PGLOG" 40
-	return 1
+	on_idgen_cluster as_client IDGEN_PYTHON="$client_python" \
+		npm_config_cache="$work/.npm-cache" bash test/frameworks/run.sh
 }
 
 if wanted frameworks; then
