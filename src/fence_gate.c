@@ -107,6 +107,16 @@ idgen_fence_wake_worker(void)
 	idgen_worker_wake(&fence_gate->worker);
 }
 
+static IdgenAwait
+fence_passed(void *arg)
+{
+	uint64		ms = *(uint64 *) arg;
+
+	if (pg_atomic_read_u64(&fence_gate->words.fence) > ms)
+		return IDGEN_AWAIT_DONE;
+	return IDGEN_AWAIT_MORE;
+}
+
 /*
  * Wait until the published fence is past ms: true when it is, false when
  * timeout_us passes first.
@@ -114,31 +124,15 @@ idgen_fence_wake_worker(void)
 bool
 idgen_fence_wait(int64 ms, int64 timeout_us)
 {
-	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_FENCE);
 	uint64		need = pg_atomic_read_u64(&fence_gate->need);
-	instr_time	start;
-	instr_time	now;
-	bool		passed = true;
+	uint64		past = (uint64) ms;
 
-	while (need < (uint64) ms &&
-		   !pg_atomic_compare_exchange_u64(&fence_gate->need, &need, (uint64) ms))
+	while (need < past &&
+		   !pg_atomic_compare_exchange_u64(&fence_gate->need, &need, past))
 		;
-	INSTR_TIME_SET_CURRENT(start);
-	ConditionVariablePrepareToSleep(&fence_gate->cv);
-	while (pg_atomic_read_u64(&fence_gate->words.fence) <= (uint64) ms)
-	{
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		if (INSTR_TIME_GET_MICROSEC(now) > timeout_us)
-		{
-			passed = false;
-			break;
-		}
-		idgen_fence_wake_worker();
-		(void) ConditionVariableTimedSleep(&fence_gate->cv, 10, wait_event_info);
-	}
-	ConditionVariableCancelSleep();
-	return passed;
+	return idgen_worker_await(&fence_gate->cv, fence_passed, &past,
+							  idgen_fence_wake_worker, timeout_us,
+							  idgen_wait_event_info(IDGEN_WAIT_FENCE));
 }
 
 /* Why a mint cannot go on: the fence did not move in time. */

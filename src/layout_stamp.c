@@ -51,7 +51,8 @@
 #include "nodes/parsenodes.h"
 #include "pgtime.h"
 #include "port/atomics.h"
-#include "storage/latch.h"
+#include "storage/condition_variable.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/utility.h"
@@ -69,14 +70,7 @@
 #include "layout_stamp.h"
 #include "settings.h"
 #include "wait_event.h"
-
-/*
- * A minter waiting for the stamps polls: the stamps workers finish a pass
- * once, after a start, and setting every waiter's latch for it would need a
- * list of waiters kept for that moment alone.  Short, as the wait is only
- * at the start of a server whose history changed.
- */
-#define IDGEN_STAMPS_POLL_MS	10
+#include "worker.h"
 
 
 #define STAMP_CLOSE		"]"
@@ -208,6 +202,7 @@ typedef struct IdgenStampsShared
 	pg_atomic_uint64 done_key;	/* idgen_history_key(&done), 0 for none */
 	pg_atomic_uint32 last_database;	/* the last one the worker stamped */
 	pg_atomic_uint32 begun;		/* the fence worker has recorded the history */
+	ConditionVariable cv;		/* broadcast when done changes */
 } IdgenStampsShared;
 
 static IdgenStampsShared *stamps_shared = NULL;
@@ -231,6 +226,7 @@ idgen_stamps_shmem_attach(void)
 		pg_atomic_init_u64(&stamps_shared->done_key, 0);
 		pg_atomic_init_u32(&stamps_shared->last_database, InvalidOid);
 		pg_atomic_init_u32(&stamps_shared->begun, 0);
+		ConditionVariableInit(&stamps_shared->cv);
 	}
 }
 
@@ -260,6 +256,9 @@ idgen_stamps_done(const IdgenLayoutHistory *h)
 	stamps_shared->done = *h;
 	SpinLockRelease(&stamps_shared->mutex);
 	pg_atomic_write_u64(&stamps_shared->done_key, idgen_history_key(h));
+	/* the postmaster reading the file at a start has no PGPROC, nor waiters */
+	if (MyProc != NULL)
+		ConditionVariableBroadcast(&stamps_shared->cv);
 }
 
 /* The history last stamped everywhere; false where none is known. */
@@ -650,6 +649,18 @@ idgen_database_stamp_if_any(void)
 }
 
 /*
+ * Whether every database is stamped with the server's history as it is
+ * now, and *arg the history's count of changes when it was read.
+ */
+static IdgenAwait
+stamps_reached(void *arg)
+{
+	if (idgen_stamps_pending(idgen_server_history((uint32 *) arg)))
+		return IDGEN_AWAIT_MORE;
+	return IDGEN_AWAIT_DONE;
+}
+
+/*
  * A mint here needs the stamp to be the history, and every database's to
  * be: an ID of a version stored in a database whose stamp lacked it would
  * travel in its dump under the wrong history.  After a change, minting
@@ -658,33 +669,24 @@ idgen_database_stamp_if_any(void)
 void
 idgen_check_database_mints_slow(void)
 {
-	const IdgenLayoutHistory *server;
-	uint32		changes;
-	TimestampTz deadline;
+	uint32		changes = 0;
 
 	idgen_check_preloaded();
 	/* a standby mints nothing, and says so itself */
 	if (RecoveryInProgress())
 		return;
-	server = idgen_server_history(&changes);
-	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), idgen_max_wait);
-	while (idgen_stamps_pending(server))
+	if (!idgen_worker_await(&stamps_shared->cv, stamps_reached, &changes, NULL,
+							(int64) idgen_max_wait * 1000,
+							idgen_wait_event_info(IDGEN_WAIT_STAMPS)))
 	{
 		/* the fence worker has not even recorded the history: its error */
-		if (GetCurrentTimestamp() >= deadline &&
-			pg_atomic_read_u32(&stamps_shared->begun) == 0)
+		if (pg_atomic_read_u32(&stamps_shared->begun) == 0)
 			idgen_fence_error();
-		if (GetCurrentTimestamp() >= deadline)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("idgen has not yet stamped every database with its layout history"),
-					 errdetail("Minting waits for it after a start that changed the history, so that no database holds IDs its stamp does not list."),
-					 errhint("See the log of the \"idgen stamps\" worker: it needs a free background worker slot (\"max_worker_processes\") and a connection to each database.")));
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 IDGEN_STAMPS_POLL_MS, idgen_wait_event_info(IDGEN_WAIT_STAMPS));
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		server = idgen_server_history(&changes);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen has not yet stamped every database with its layout history"),
+				 errdetail("Minting waits for it after a start that changed the history, so that no database holds IDs its stamp does not list."),
+				 errhint("See the log of the \"idgen stamps\" worker: it needs a free background worker slot (\"max_worker_processes\") and a connection to each database.")));
 	}
 	if (!here.valid || idgen_server_history_changed(here.server_changes))
 		refresh();

@@ -164,6 +164,25 @@ wake_lease_worker(void)
 	idgen_worker_wake(&lease_shared->worker);
 }
 
+typedef struct LeaseNeed
+{
+	int32		shard;
+	uint64		ms;
+} LeaseNeed;
+
+static IdgenAwait
+lease_reaches(void *arg)
+{
+	LeaseNeed  *need = arg;
+	uint64		end = idgen_lease_end(need->shard);
+
+	if (end > need->ms)
+		return IDGEN_AWAIT_DONE;
+	if (end == IDGEN_LEASE_NOT_HELD)
+		return IDGEN_AWAIT_NEVER;
+	return IDGEN_AWAIT_MORE;
+}
+
 /*
  * Wait until this server's lease on shard reaches past ms: true when it
  * does, false when it is held elsewhere or timeout_us passes first.
@@ -171,34 +190,11 @@ wake_lease_worker(void)
 bool
 idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us)
 {
-	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_LEASE);
-	instr_time	start;
-	instr_time	now;
-	bool		held = false;
+	LeaseNeed	need = {shard, (uint64) ms};
 
-	INSTR_TIME_SET_CURRENT(start);
-	ConditionVariablePrepareToSleep(&lease_shared->cv);
-	for (;;)
-	{
-		uint64		end = idgen_lease_end(shard);
-
-		if (end > (uint64) ms)
-		{
-			held = true;
-			break;
-		}
-		if (end == IDGEN_LEASE_NOT_HELD)
-			break;
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		if (INSTR_TIME_GET_MICROSEC(now) >= timeout_us)
-			break;
-		wake_lease_worker();
-		(void) ConditionVariableTimedSleep(&lease_shared->cv, 10,
-										   wait_event_info);
-	}
-	ConditionVariableCancelSleep();
-	return held;
+	return idgen_worker_await(&lease_shared->cv, lease_reaches, &need,
+							  wake_lease_worker, timeout_us,
+							  idgen_wait_event_info(IDGEN_WAIT_LEASE));
 }
 
 /* Why a mint for shard cannot go on. */
@@ -246,6 +242,15 @@ idgen_lease_registry_clock(IdgenRegistryClock *clock)
 
 /* ---- minting with a pool ---- */
 
+static IdgenAwait
+pool_claimed(void *arg)
+{
+	uint32	   *shard = arg;
+
+	*shard = pg_atomic_read_u32(&lease_shared->pool_shard);
+	return *shard != IDGEN_POOL_NONE ? IDGEN_AWAIT_DONE : IDGEN_AWAIT_MORE;
+}
+
 /*
  * Wait for the lease worker to claim a shard of the pool, up to
  * idgen.max_wait, as a mint waits for its lease; the shard, or an error.
@@ -253,27 +258,12 @@ idgen_lease_registry_clock(IdgenRegistryClock *clock)
 int32
 idgen_pool_wait(void)
 {
-	uint32		wait_event_info = idgen_wait_event_info(IDGEN_WAIT_LEASE);
-	instr_time	start;
-	instr_time	now;
-	uint32		shard;
+	uint32		shard = IDGEN_POOL_NONE;
 
-	INSTR_TIME_SET_CURRENT(start);
-	ConditionVariablePrepareToSleep(&lease_shared->cv);
-	for (;;)
-	{
-		shard = pg_atomic_read_u32(&lease_shared->pool_shard);
-		if (shard != IDGEN_POOL_NONE)
-			break;
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		if (INSTR_TIME_GET_MICROSEC(now) >= (int64) idgen_max_wait * 1000)
-			break;
-		wake_lease_worker();
-		(void) ConditionVariableTimedSleep(&lease_shared->cv, 10,
-										   wait_event_info);
-	}
-	ConditionVariableCancelSleep();
+	(void) idgen_worker_await(&lease_shared->cv, pool_claimed, &shard,
+							  wake_lease_worker,
+							  (int64) idgen_max_wait * 1000,
+							  idgen_wait_event_info(IDGEN_WAIT_LEASE));
 	if (shard == IDGEN_POOL_NONE)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -51,6 +51,7 @@
 #include "layout_stamp.h"
 #include "stamp_worker.h"
 #include "wal_records.h"
+#include "worker.h"
 
 #define IDGEN_STAMPED_TMP_FILE	IDGEN_STAMPED_FILE ".tmp"
 
@@ -104,15 +105,9 @@ idgen_stamps_replayed(const IdgenLayoutHistory *h)
 static void
 stamps_worker(BackgroundWorker *worker, Oid dboid)
 {
-	memset(worker, 0, sizeof(*worker));
-	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
 	/* the fence worker starts the one that lists again, not the postmaster */
-	worker->bgw_restart_time = BGW_NEVER_RESTART;
-	strlcpy(worker->bgw_library_name, "idgen", BGW_MAXLEN);
-	strlcpy(worker->bgw_function_name, "idgen_stamps_worker_main", BGW_MAXLEN);
-	strlcpy(worker->bgw_name, "idgen stamps", BGW_MAXLEN);
-	strlcpy(worker->bgw_type, "idgen stamps", BGW_MAXLEN);
+	idgen_describe_worker(worker, "idgen stamps", "idgen_stamps_worker_main",
+						  BGW_NEVER_RESTART);
 	worker->bgw_main_arg = ObjectIdGetDatum(dboid);
 }
 

@@ -13,6 +13,8 @@
 #ifndef IDGEN_WORKER_H
 #define IDGEN_WORKER_H
 
+#include "postmaster/bgworker.h"
+#include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/spin.h"
 
@@ -26,10 +28,28 @@ typedef struct IdgenWorkerLatch
 	Latch	   *latch;
 } IdgenWorkerLatch;
 
+/*
+ * What a backend waiting on a worker finds when it looks: not yet, there,
+ * or never coming by waiting.
+ */
+typedef enum IdgenAwait
+{
+	IDGEN_AWAIT_MORE,
+	IDGEN_AWAIT_DONE,
+	IDGEN_AWAIT_NEVER
+} IdgenAwait;
+
+typedef IdgenAwait (*IdgenAwaitCheck) (void *arg);
+
+extern void idgen_describe_worker(BackgroundWorker *worker, const char *name,
+								  const char *function_name, int restart_time);
 extern void idgen_register_worker(const char *name, const char *function_name);
 
 extern void idgen_worker_latch_init(IdgenWorkerLatch *wl);
 extern void idgen_worker_latch_set(IdgenWorkerLatch *wl, Latch *latch);
 extern void idgen_worker_wake(IdgenWorkerLatch *wl);
+extern bool idgen_worker_await(ConditionVariable *cv, IdgenAwaitCheck check,
+							   void *arg, void (*wake) (void),
+							   int64 timeout_us, uint32 wait_event_info);
 
 #endif							/* IDGEN_WORKER_H */
