@@ -20,7 +20,10 @@
 #	18    Debian unstable "sid", with the frameworks suite (as 15 has it)
 #	19    "sid" with Debian's "experimental" suite for PostgreSQL
 #	deb   bookworm: the Debian package built from debian/ in one fresh root,
-#	      installed into another, preloaded, and the suites run against it
+#	      installed into another, preloaded, and the suites run against it:
+#	      regress, isolation and pgTAP whole, and of TAP the files that
+#	      touch what the package puts in place (deb_tap_tests below); job
+#	      15 runs every TAP file on the same PostgreSQL
 #	pgxn  bookworm: make dist's zip installed with pgxnclient and checked
 #	      with `pgxn check`
 #	citus17, citus18
@@ -530,6 +533,7 @@ run_job()
 			rm -rf -- "$w/src"
 			copy_tree "$w/src"
 			run_fresh "$j" "$w/src" "$w/out" env "${env[@]}" \
+				PROVE_TESTS="${PROVE_TESTS:-$deb_tap_tests}" \
 				bash /var/tmp/idgen-src/scripts/deb.sh test /var/tmp/idgen-out
 			;;
 		pgxn)
@@ -578,6 +582,12 @@ run_job()
 			;;
 	esac
 }
+
+# The package's TAP files: the preload and the library's path, its state
+# file in the data directory across restarts and a lost file, a standby,
+# and pg_upgrade with the package's binaries.  The rest test the code, which
+# is the same as job 15's, not the package.
+deb_tap_tests="t/001_preload.pl t/002_standby.pl t/004_restart.pl t/009_state_file.pl t/033_layout_pg_upgrade.pl"
 
 # make_bases JOB...: every base the jobs need, made side by side (the time
 # goes to downloads, not to the processors); fails if one could not be made.
@@ -752,6 +762,14 @@ for j in "${jobs[@]}"; do
 	if [ "${status[$j]}" != PASS ] && ! [[ $'\n'$summary =~ $'\n'"  "[a-z]+" "+FAIL ]]; then
 		fail=$((fail + 1))
 	fi
+done
+# Why each failed job failed, in the last lines a CI log keeps: the failed
+# tests prove and pg_regress named, and any bail-out
+for j in "${jobs[@]}"; do
+	[ "${status[$j]}" != PASS ] || continue
+	printf '\n%s failed; from %s:\n' "$j" "$logs/$j.out"
+	grep -E -A1 '^#   Failed test|Bailout called|^Dubious|\(Wstat|^  Failed tests?:|^[a-z]+: (WARNING|ERROR): |^not ok |\.\.\. FAILED' \
+		"$logs/$j.out" 2>/dev/null | grep -v -E '^--$' | tail -n 30 | sed 's/^/  /' || true
 done
 echo
 echo "matrix took $SECONDS s: $bases_seconds s making the pristine bases, then the jobs, $parallel at a time, in $((SECONDS - bases_seconds)) s ($job_seconds s of jobs in all)"
