@@ -51,7 +51,10 @@ PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with
 # idgen in shared_preload_libraries (the pg_cron pattern).
-REGRESS = idgen_catalog idgen_decode idgen_errors idgen_mint idgen_upgrade idgen_privileges idgen_layout_dependents idgen_search_path idgen_text idgen_next_n idgen_advance_past idgen_layouts idgen_public idgen_convert idgen_partitions idgen_json idgen_citus
+# Every sql/idgen_*.sql is a test, run in name order, each on its own state
+# (the install scripts are sql/idgen--*.sql): a new test is its file and its
+# expected/ output, nothing more.
+REGRESS = $(patsubst $(srcdir)/sql/%.sql,%,$(sort $(wildcard $(srcdir)/sql/idgen_*.sql)))
 # The inputs are read from $(srcdir) (PGXS passes --inputdir=$(srcdir)), the
 # instances and results go in the build directory: both work out of tree.
 REGRESS_OPTS = --temp-config=$(srcdir)/test/idgen.conf --temp-instance=./tmp_check_regress

@@ -37,3 +37,8 @@ SELECT idgen_advance_past(1000);
 RESET ROLE;
 REVOKE EXECUTE ON FUNCTION idgen_advance_past(bigint) FROM regress_idgen_importer;
 DROP ROLE regress_idgen_importer;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

@@ -37,3 +37,8 @@ SELECT count(*) FROM idgen_citus_check();
 RESET search_path;
 DROP SCHEMA fake CASCADE;
 
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

@@ -112,3 +112,8 @@ SELECT proconfig FROM pg_proc WHERE oid = 'idgen_convert_column'::regproc;
 DROP TABLE orders, customers, events, tickets, measurements, plain, ahead, elsewhere;
 DROP SEQUENCE shared_seq;
 \set SHOW_CONTEXT errors
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

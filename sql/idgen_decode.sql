@@ -199,3 +199,8 @@ SELECT id_to_shard(4194309127);
 \set VERBOSITY default
 CREATE EXTENSION idgen;
 SELECT id_to_shard(4194309127) AS shard;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

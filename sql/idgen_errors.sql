@@ -112,3 +112,8 @@ RESET idgen_app.anything;
 
 -- a failed call leaves the session usable
 SELECT id_to_shard(4194309127) AS shard_after_errors;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

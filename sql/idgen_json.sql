@@ -119,3 +119,8 @@ SELECT idgen_row_to_jsonb('{"id": 1}'::jsonb);
 
 DROP TABLE json_orders;
 DROP DOMAIN json_test_id;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

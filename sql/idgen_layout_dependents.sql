@@ -68,3 +68,8 @@ DROP VIEW events_recent;
 DROP MATERIALIZED VIEW events_per_shard;
 DROP TABLE events;
 SELECT count(*) AS left_over FROM idgen_layout_dependents();
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

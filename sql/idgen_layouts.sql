@@ -188,3 +188,8 @@ RESET TimeZone;
 -- a long layout is quoted in part in a message, never whole
 SELECT * FROM idgen_decode(1, repeat('z', 100000));
 SELECT * FROM idgen_decode(1, 'epoch=' || repeat('9', 100000));
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

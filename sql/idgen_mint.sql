@@ -249,3 +249,8 @@ DROP TABLE orders;
 
 -- without idgen.lease_registry this server holds no leases, and needs none
 SELECT count(*) AS leases FROM idgen_leases();
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

@@ -53,3 +53,8 @@ SELECT idgen_next_n(10, 4096);
 SELECT count(*) AS rows_for_null FROM idgen_next_n(NULL);
 
 DROP TABLE block;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

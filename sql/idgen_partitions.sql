@@ -60,3 +60,8 @@ SELECT * FROM events
 
 DROP TABLE events;
 RESET TimeZone;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

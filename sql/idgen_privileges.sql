@@ -38,3 +38,8 @@ SELECT minted = 5 AS own_minted_shown, last_id > 0 AS own_last_id_shown
 
 DROP ROLE regress_idgen_plain;
 DROP ROLE regress_idgen_monitor;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

@@ -78,3 +78,8 @@ RESET ROLE;
 DROP ROLE regress_idgen_web;
 RESET idgen.public_key;
 DROP TABLE sample, mapped, consecutive;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

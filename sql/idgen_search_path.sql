@@ -67,3 +67,8 @@ RESET search_path;
 
 DROP TABLE events, legacy;
 DROP SCHEMA regress_hostile CASCADE;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

@@ -94,3 +94,8 @@ SELECT idgen_from_text(repeat('x', 100000));
 SELECT idgen_to_text(1, repeat('a', 100000));
 SELECT idgen_from_text('evt_0000003x00507', repeat('b', 200));
 SELECT idgen_from_text(repeat('b', 200) || '_0000003x00507', 'evt');
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;

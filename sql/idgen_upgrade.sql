@@ -149,3 +149,8 @@ SELECT obj_description(oid, 'pg_extension') ~ '^ \[layout history: 0 12/10 ' AS 
   FROM pg_extension WHERE extname = 'idgen';
 
 DROP TABLE fresh;
+
+-- leave no extension behind: each test starts from a database without it
+SET client_min_messages = warning;
+DROP EXTENSION idgen CASCADE;
+RESET client_min_messages;
