@@ -54,7 +54,7 @@ idgen_id_timestamp(int64 id, int *version)
 
 	check_id(id);
 	v = idgen_history_version_of_id(idgen_decoding_history(), id, version);
-	return idgen_version_ms_to_timestamptz(v, id >> idgen_version_low_bits(v));
+	return idgen_ms_to_timestamptz(&v->layout, idgen_ms_of_id(&v->layout, id));
 }
 
 int
@@ -72,8 +72,8 @@ idgen_id_shard(int64 id)
 {
 	const IdgenLayoutVersion *v = version_of(id);
 
-	return (int32) ((id >> v->sequence_bits) &
-					((INT64CONST(1) << v->shard_bits) - 1));
+	return (int32) ((id >> v->layout.sequence_bits) &
+					((INT64CONST(1) << v->layout.shard_bits) - 1));
 }
 
 int32
@@ -81,7 +81,7 @@ idgen_id_sequence(int64 id)
 {
 	const IdgenLayoutVersion *v = version_of(id);
 
-	return (int32) (id & ((INT64CONST(1) << v->sequence_bits) - 1));
+	return (int32) (id & ((INT64CONST(1) << v->layout.sequence_bits) - 1));
 }
 
 /*
@@ -97,22 +97,20 @@ idgen_min_id_at(TimestampTz ts)
 	const IdgenLayoutVersion *v;
 	int			version;
 	uint64		below;
-	int			low_bits;
-	int			time_bits;
+	int64		max_ms;
 	int64		ms;
 	int64		id;
 
 	idgen_check_preloaded();
 	v = idgen_history_version_at(idgen_decoding_history(), ts, &version, &below);
-	low_bits = idgen_version_low_bits(v);
-	time_bits = 63 - low_bits;
+	max_ms = idgen_max_ms(&v->layout);
 
-	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < v->epoch)
+	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < v->layout.epoch)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp is before the epoch of the ID layout"),
 				 errdetail("\"%s\" is %s.", "idgen.epoch",
-						   timestamptz_to_str(v->epoch)),
+						   timestamptz_to_str(v->layout.epoch)),
 				 errhint("Use a timestamp on or after the epoch.")));
 
 	/*
@@ -121,10 +119,10 @@ idgen_min_id_at(TimestampTz ts)
 	 * does in a uint64, and in milliseconds it fits an int64 again.
 	 */
 	if (TIMESTAMP_IS_NOEND(ts))
-		ms = INT64CONST(1) << time_bits;
+		ms = max_ms;
 	else
-		ms = (int64) (((uint64) ts - (uint64) v->epoch) / 1000);
-	if (ms >= (INT64CONST(1) << time_bits))
+		ms = (int64) (((uint64) ts - (uint64) v->layout.epoch) / 1000);
+	if (ms >= max_ms)
 	{
 		/* a version that ended before the next began: the next's first */
 		if (below != PG_UINT64_MAX)
@@ -133,12 +131,12 @@ idgen_min_id_at(TimestampTz ts)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp is past the end of the ID layout"),
 				 errdetail("With %d bits of milliseconds, IDs end at %s.",
-						   time_bits,
-						   timestamptz_to_str(idgen_version_ms_to_timestamptz(v, INT64CONST(1) << time_bits))),
+						   idgen_time_bits(&v->layout),
+						   timestamptz_to_str(idgen_layout_end(&v->layout))),
 				 errhint("Use a timestamp before the end of the layout.")));
 	}
 
-	id = ms << low_bits;
+	id = (int64) idgen_first_id_of_ms(&v->layout, ms);
 	id = Max(id, (int64) v->first_id);
 	if ((uint64) id > below)
 		id = (int64) below;
@@ -235,13 +233,13 @@ idgen_span(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("an ID span must be a positive whole number of milliseconds")));
-	if (us / 1000 >= idgen_max_ms())
+	if (us / 1000 >= idgen_max_ms(&idgen_layout))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the interval is longer than the ID layout"),
 				 errdetail("With %d bits of milliseconds, IDs end at %s.",
-						   idgen_layout.time_bits,
-						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms())))));
+						   idgen_time_bits(&idgen_layout),
+						   timestamptz_to_str(idgen_layout_end(&idgen_layout)))));
 
 	/* spans of IDs begin at the epoch: say when that is off the boundaries */
 	epoch_unix_us = idgen_layout.epoch + IDGEN_POSTGRES_EPOCH_UNIX_US;
@@ -253,7 +251,7 @@ idgen_span(PG_FUNCTION_ARGS)
 				 errhint("Choose an \"%s\" on such a boundary, such as a midnight UTC, if partitions must fall on them.",
 						 "idgen.epoch")));
 
-	PG_RETURN_INT64((int64) idgen_first_id_of_ms(us / 1000));
+	PG_RETURN_INT64((int64) idgen_first_id_of_ms(&idgen_layout, us / 1000));
 }
 
 Datum
@@ -281,8 +279,6 @@ idgen_layout_history(PG_FUNCTION_ARGS)
 	for (int i = 0; i < history->nversions; i++)
 	{
 		const IdgenLayoutVersion *v = &history->versions[i];
-		int			low = idgen_version_low_bits(v);
-		int			time_bits = 63 - low;
 		Datum		values[10];
 		bool		nulls[10] = {0};
 		bool		decodes = false;
@@ -290,18 +286,17 @@ idgen_layout_history(PG_FUNCTION_ARGS)
 		if (stamp == NULL)
 			decodes = true;
 		else if (i < stamp->nversions &&
-				 stamp->versions[i].first_id == v->first_id &&
-				 idgen_same_layout(&stamp->versions[i], v))
+				 idgen_version_equal(&stamp->versions[i], v))
 			decodes = true;
 
 		values[0] = Int32GetDatum(i + 1);
-		values[1] = TimestampTzGetDatum(v->epoch);
-		values[2] = Int32GetDatum(v->shard_bits);
-		values[3] = Int32GetDatum(v->sequence_bits);
-		values[4] = Int32GetDatum(time_bits);
+		values[1] = TimestampTzGetDatum(v->layout.epoch);
+		values[2] = Int32GetDatum(v->layout.shard_bits);
+		values[3] = Int32GetDatum(v->layout.sequence_bits);
+		values[4] = Int32GetDatum(idgen_time_bits(&v->layout));
 		values[5] = Int64GetDatum((int64) v->first_id);
-		values[6] = TimestampTzGetDatum(idgen_version_ms_to_timestamptz(v, (int64) (v->first_id >> low)));
-		values[7] = TimestampTzGetDatum(idgen_version_ms_to_timestamptz(v, INT64CONST(1) << time_bits));
+		values[6] = TimestampTzGetDatum(idgen_ms_to_timestamptz(&v->layout, idgen_ms_of_id(&v->layout, v->first_id)));
+		values[7] = TimestampTzGetDatum(idgen_layout_end(&v->layout));
 		values[8] = BoolGetDatum(i == 0 && (history->flags & IDGEN_HISTORY_ASSUMED) != 0);
 		values[9] = BoolGetDatum(decodes);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -140,7 +140,7 @@ static XLogRecPtr written_redo = InvalidXLogRecPtr;
 static int64
 ms_at_or_above(uint64 id)
 {
-	uint64		low = UINT64CONST(1) << idgen_low_bits();
+	uint64		low = UINT64CONST(1) << idgen_low_bits(&idgen_layout);
 
 	return (int64) ((id + low - 1) / low);
 }
@@ -158,17 +158,15 @@ fence_ms_of(const IdgenFenceRecord *rec)
 static void
 history_of_record(IdgenLayoutHistory *history, const IdgenFenceRecord *rec)
 {
-	idgen_history_assume(history, rec->epoch, rec->shard_bits, rec->sequence_bits);
+	idgen_history_assume(history, &rec->layout);
 }
 
 static void
 make_record(IdgenFenceRecord *rec, int64 fence_ms)
 {
 	memset(rec, 0, sizeof(*rec));
-	rec->fence_id = idgen_first_id_of_ms(fence_ms);
-	rec->epoch = idgen_layout.epoch;
-	rec->shard_bits = idgen_layout.shard_bits;
-	rec->sequence_bits = idgen_layout.sequence_bits;
+	rec->fence_id = idgen_first_id_of_ms(&idgen_layout, fence_ms);
+	rec->layout = idgen_layout;
 }
 
 /* With the history given, or (NULL) the one published. */
@@ -209,14 +207,12 @@ static uint64
 checkpoint_floor_id(const ControlFileData *ctl, const IdgenLayoutVersion *v)
 {
 	TimestampTz t = time_t_to_timestamptz(ctl->checkPointCopy.time + 1);
-	int			low = idgen_version_low_bits(v);
-	int64		end_ms = INT64CONST(1) << (63 - low);
 	int64		ms = 0;
 
-	if (t > v->epoch)
-		ms = (int64) (((uint64) t - (uint64) v->epoch) / 1000) + 1;
+	if (t > v->layout.epoch)
+		ms = (int64) (((uint64) t - (uint64) v->layout.epoch) / 1000) + 1;
 	ms += (int64) idgen_max_lead + idgen_fence_horizon;
-	return (uint64) Min(ms, end_ms) << low;
+	return idgen_first_id_of_ms(&v->layout, Min(ms, idgen_max_ms(&v->layout)));
 }
 
 typedef enum IdgenStateRead
@@ -349,7 +345,7 @@ recover_fence_ms(const ControlFileData *ctl, const IdgenStateFile *file,
 		ereport(WARNING,
 				(errmsg("idgen state file \"%s\" does not exist", IDGEN_STATE_FILE),
 				 errdetail("New IDs start at %s: the last checkpoint (%s) plus \"%s\" and \"%s\", assuming the system clock did not step back before it.",
-						   timestamptz_to_str(idgen_ms_to_timestamptz(floor_ms)),
+						   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, floor_ms)),
 						   checkpoint_time, "idgen.max_lead", "idgen.fence_horizon"),
 				 errhint("This is expected at the first start after idgen was added to \"%s\"; otherwise the file was removed.",
 						 "shared_preload_libraries")));
@@ -365,7 +361,7 @@ recover_fence_ms(const ControlFileData *ctl, const IdgenStateFile *file,
 						IDGEN_STATE_FILE),
 				 errdetail("\"%s\" is on: new IDs start at %s, above its fence and above the last checkpoint (%s) plus \"%s\" and \"%s\".",
 						   "idgen.allow_foreign_state",
-						   timestamptz_to_str(idgen_ms_to_timestamptz(Max(fence_ms, floor_ms))),
+						   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, Max(fence_ms, floor_ms))),
 						   checkpoint_time, "idgen.max_lead", "idgen.fence_horizon")));
 		return Max(fence_ms, floor_ms);
 	}
@@ -387,7 +383,7 @@ recover_fence_ms(const ControlFileData *ctl, const IdgenStateFile *file,
 				(errmsg("idgen state file \"%s\" is older than the last checkpoint",
 						IDGEN_STATE_FILE),
 				 errdetail("New IDs start at %s: the last checkpoint (%s) plus \"%s\" and \"%s\", assuming the system clock did not step back before it.",
-						   timestamptz_to_str(idgen_ms_to_timestamptz(floor_ms)),
+						   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, floor_ms)),
 						   checkpoint_time, "idgen.max_lead", "idgen.fence_horizon"),
 				 errhint("%s",
 						 kind == STATE_V1 ?
@@ -553,7 +549,7 @@ fence_advance(void)
 	int64		now = idgen_wall_ms();
 	int64		target = Min(Max(Max(now, idgen_generator_ms()),
 								 idgen_fence_needed_ms()) + idgen_fence_horizon,
-							 idgen_max_ms());
+							 idgen_max_ms(&idgen_layout));
 	IdgenFenceRecord rec;
 
 	if (target <= idgen_fence_ms())
@@ -594,7 +590,7 @@ fence_log_history(void)
 	idgen_history_copy(&history);
 	added = idgen_history_append_configured(&history, idgen_generator_ms());
 	if (added)
-		idgen_raise_generator(idgen_ms_of_id(added->first_id));
+		idgen_raise_generator(idgen_ms_of_id(&idgen_layout, added->first_id));
 	idgen_history_write_file(&history);
 	make_record(&rec, idgen_fence_ms());
 	write_state_file(&rec, &history);

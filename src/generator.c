@@ -118,10 +118,10 @@ state_ms(uint64 state, int sequence_bits)
 static inline uint64
 state_of_id(int64 id)
 {
-	int			low_bits = idgen_low_bits();
 	uint64		seq_mask = (UINT64CONST(1) << idgen_layout.sequence_bits) - 1;
 
-	return state_word(id >> low_bits, (uint64) id & seq_mask,
+	Assert(id >= 0);
+	return state_word(idgen_ms_of_id(&idgen_layout, id), (uint64) id & seq_mask,
 					  idgen_layout.sequence_bits);
 }
 
@@ -268,18 +268,6 @@ idgen_raise_generator(int64 ms)
 }
 
 /*
- * The layout this node mints under, beginning where the generator or the
- * wall clock stands, whichever is later: no ID minted so far is above it.
- */
-void
-idgen_version_here(IdgenLayoutVersion *here)
-{
-	memset(here, 0, sizeof(*here));
-	idgen_configured_version(here);
-	here->first_id = idgen_first_id_of_ms(Max(idgen_generator_ms(), idgen_wall_ms()));
-}
-
-/*
  * Move the generator one step, so that a minter whose compare-and-swap
  * comes later has read the state again, and return the millisecond it is
  * now at: no ID minted so far, or by a compare-and-swap that read the state
@@ -386,7 +374,7 @@ too_long_for_wall_clock(int64 gen_ms, int64 end_ms, int64 n, int64 now,
 	if (raised_ms - now > idgen_max_lead && raised_ms >= gen_ms - idgen_max_lead)
 	{
 		why = psprintf("idgen_advance_past() (or taking a shard's lease) moved the generator to %s, which the wall clock has not reached.",
-					   timestamptz_to_str(idgen_ms_to_timestamptz(raised_ms)));
+					   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, raised_ms)));
 		hint = psprintf("Wait until the wall clock is within \"%s\" of that time, or raise \"%s\" to wait for it.",
 						"idgen.max_lead", "idgen.max_wait");
 	}
@@ -492,8 +480,8 @@ layout_exhausted(void)
 			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 			 errmsg("the ID layout has run out of time"),
 			 errdetail("With %d bits of milliseconds, IDs end at %s.",
-					   idgen_layout.time_bits,
-					   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+					   idgen_time_bits(&idgen_layout),
+					   timestamptz_to_str(idgen_layout_end(&idgen_layout))),
 			 errhint("Move to a new layout (a later \"%s\" or more time bits) with \"%s\".",
 					 "idgen.epoch", "idgen.allow_layout_change")));
 }
@@ -550,7 +538,7 @@ mint_states(int32 shard, int64 n, uint64 *first)
 				goto reserved;
 		}
 
-		if (last_ms >= idgen_max_ms())
+		if (last_ms >= idgen_max_ms(&idgen_layout))
 			layout_exhausted();
 
 		/*
@@ -637,13 +625,13 @@ idgen_block_limit(void)
 int64
 idgen_raise_past(int64 id)
 {
-	int			low_bits = idgen_low_bits();
-	int64		target_ms = (id >> low_bits) + 1;
+	int64		target_ms = idgen_ms_of_id(&idgen_layout, id) + 1;
 	int64		waited_us = 0;
 
+	Assert(id >= 0);
 	if (unlikely(my_slot == NULL))
 		prepare_to_mint();
-	if (target_ms >= idgen_max_ms())
+	if (target_ms >= idgen_max_ms(&idgen_layout))
 		layout_exhausted();
 	if (target_ms >= idgen_fence_ms())
 		wait_for_fence(target_ms, &waited_us);

@@ -72,10 +72,6 @@ extern int64 idgen_generator_ms(void);
 extern void idgen_raise_generator(int64 ms);
 extern int64 idgen_step_generator(void);	/* for lease_worker.c */
 
-/* The layout this node mints under, from where it stands: for markers. */
-struct IdgenLayoutVersion;
-extern void idgen_version_here(struct IdgenLayoutVersion *here);
-
 /* For the statistics (stats.c). */
 extern void idgen_read_node_figures(IdgenNodeFigures *figures);
 extern int	idgen_process_slots(void);

@@ -60,8 +60,7 @@ recover_history(IdgenLayoutHistory *history, const IdgenLayoutHistory *from_stat
 
 	if (from_state == NULL && !have_layouts)
 	{
-		idgen_history_assume(history, idgen_layout.epoch, idgen_layout.shard_bits,
-							 idgen_layout.sequence_bits);
+		idgen_history_assume(history, &idgen_layout);
 		return;
 	}
 	if (from_state == NULL)
@@ -80,13 +79,13 @@ recover_history(IdgenLayoutHistory *history, const IdgenLayoutHistory *from_stat
 		const IdgenLayoutVersion *last = &from_layouts.versions[from_layouts.nversions - 1];
 		const IdgenLayoutVersion *fence_layout = &from_state->versions[0];
 
-		if (!idgen_same_layout(last, fence_layout))
+		if (!idgen_layout_equal(&last->layout, &fence_layout->layout))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("idgen state file \"%s\" names a layout that \"%s\" does not end with",
 							IDGEN_STATE_FILE_NAME, IDGEN_LAYOUTS_FILE),
 					 errdetail("An older idgen changed the layout to shard_bits %d, sequence_bits %d since the history was written; where its IDs began is not known.",
-							   fence_layout->shard_bits, fence_layout->sequence_bits),
+							   fence_layout->layout.shard_bits, fence_layout->layout.sequence_bits),
 					 errhint("Move \"%s\" out of the data directory to start with that layout as the only one known; IDs of the versions before then decode by it.",
 							 IDGEN_LAYOUTS_FILE)));
 		*history = from_layouts;
@@ -140,15 +139,15 @@ check_layout_change(const IdgenLayoutHistory *history, const char *where)
 	const IdgenLayoutVersion *last = &history->versions[history->nversions - 1];
 	char	   *recorded;
 
-	if (idgen_version_is_configured(last))
+	if (idgen_layout_equal(&last->layout, &idgen_layout))
 		return;
-	recorded = idgen_timestamp_text(last->epoch);
+	recorded = idgen_timestamp_text(last->layout.epoch);
 	if (!idgen_allow_layout_change)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idgen layout differs from the one recorded in %s", where),
 				 errdetail("Recorded: epoch %s, shard_bits %d, sequence_bits %d. Configured: epoch %s, shard_bits %d, sequence_bits %d.",
-						   recorded, last->shard_bits, last->sequence_bits,
+						   recorded, last->layout.shard_bits, last->layout.sequence_bits,
 						   timestamptz_to_str(idgen_layout.epoch),
 						   idgen_layout.shard_bits, idgen_layout.sequence_bits),
 				 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\"; to change the layout on purpose, start once with \"%s\" = on.",
@@ -163,7 +162,7 @@ check_layout_change(const IdgenLayoutHistory *history, const char *where)
 						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
 	ereport(LOG,
 			(errmsg("idgen layout changed from epoch %s, shard_bits %d, sequence_bits %d",
-					recorded, last->shard_bits, last->sequence_bits),
+					recorded, last->layout.shard_bits, last->layout.sequence_bits),
 			 errdetail("\"%s\" is on: new IDs start above every ID minted before, as version %d of the layout history; IDs of earlier versions decode as they were minted.",
 					   "idgen.allow_layout_change", history->nversions + 1)));
 }
@@ -199,14 +198,14 @@ change_at_ms(void)
 	if (TIMESTAMP_IS_NOBEGIN(at))
 		return -1;
 	if (at < idgen_layout.epoch ||
-		(ms = (int64) (((uint64) at - (uint64) idgen_layout.epoch) / 1000)) >= idgen_max_ms())
+		(ms = (int64) (((uint64) at - (uint64) idgen_layout.epoch) / 1000)) >= idgen_max_ms(&idgen_layout))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" is outside the new layout", "idgen.layout_change_at"),
 				 errdetail("It is %s; the layout runs from %s to %s.",
 						   idgen_timestamp_text(at),
 						   idgen_timestamp_text(idgen_layout.epoch),
-						   idgen_timestamp_text(idgen_ms_to_timestamptz(idgen_max_ms())))));
+						   idgen_timestamp_text(idgen_layout_end(&idgen_layout)))));
 	return ms;
 }
 
@@ -223,7 +222,8 @@ idgen_history_check_change_at(const IdgenLayoutHistory *history, int64 start_ms)
 {
 	int64		at_ms;
 
-	if (idgen_version_is_configured(&history->versions[history->nversions - 1]))
+	if (idgen_layout_equal(&history->versions[history->nversions - 1].layout,
+						   &idgen_layout))
 		return;
 	at_ms = change_at_ms();
 	if (at_ms < 0)
@@ -233,7 +233,7 @@ idgen_history_check_change_at(const IdgenLayoutHistory *history, int64 start_ms)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" is before IDs this server may have minted", "idgen.layout_change_at"),
 				 errdetail("The new layout can begin at %s at the earliest.",
-						   timestamptz_to_str(idgen_ms_to_timestamptz(start_ms))),
+						   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, start_ms))),
 				 errhint("Set a later instant: after every node that shares tables with this one stopped minting under the old layout.")));
 	if (at_ms - idgen_wall_ms() > idgen_max_advance)
 		ereport(ERROR,
@@ -261,7 +261,8 @@ idgen_history_append_configured(IdgenLayoutHistory *history, int64 generator_ms)
 	IdgenLayoutVersion *added;
 	int64		first_ms;
 
-	if (idgen_version_is_configured(&history->versions[history->nversions - 1]))
+	if (idgen_layout_equal(&history->versions[history->nversions - 1].layout,
+						   &idgen_layout))
 		return NULL;
 	first_ms = change_at_ms();
 	if (first_ms < 0)
@@ -271,23 +272,23 @@ idgen_history_append_configured(IdgenLayoutHistory *history, int64 generator_ms)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" is before IDs this server may have minted", "idgen.layout_change_at"),
 				 errdetail("The generator is at %s: a standby replayed IDs minted since.",
-						   timestamptz_to_str(idgen_ms_to_timestamptz(generator_ms))),
+						   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, generator_ms))),
 				 errhint("Set a later instant and restart, or leave it empty to begin the new layout now.")));
 
 	if (history->nversions >= IDGEN_MAX_LAYOUT_VERSIONS ||
-		first_ms >= idgen_max_ms() ||
-		idgen_first_id_of_ms(first_ms) <= history->versions[history->nversions - 1].first_id)
+		first_ms >= idgen_max_ms(&idgen_layout) ||
+		idgen_first_id_of_ms(&idgen_layout, first_ms) <= history->versions[history->nversions - 1].first_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("idgen cannot begin a new layout version"),
 				 errdetail("The history holds %d versions (at most %d), and the new one would begin at millisecond " INT64_FORMAT " of %d bits.",
 						   history->nversions, IDGEN_MAX_LAYOUT_VERSIONS,
-						   first_ms, idgen_layout.time_bits),
+						   first_ms, idgen_time_bits(&idgen_layout)),
 				 errhint("Restore the recorded \"%s\", \"%s\" and \"%s\".",
 						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
 	added = &history->versions[history->nversions++];
-	idgen_configured_version(added);
-	added->first_id = idgen_first_id_of_ms(first_ms);
+	added->first_id = idgen_first_id_of_ms(&idgen_layout, first_ms);
+	added->layout = idgen_layout;
 	return added;
 }
 
@@ -301,9 +302,9 @@ idgen_history_log_added(const IdgenLayoutHistory *history)
 			(errmsg("idgen layout version %d begins at ID " UINT64_FORMAT,
 					history->nversions, added->first_id),
 			 errdetail("Epoch %s, shard_bits %d, sequence_bits %d, from %s; IDs below it decode by the versions before.",
-					   idgen_timestamp_text(added->epoch),
-					   added->shard_bits, added->sequence_bits,
-					   idgen_timestamp_text(idgen_ms_to_timestamptz(idgen_ms_of_id(added->first_id))))));
+					   idgen_timestamp_text(added->layout.epoch),
+					   added->layout.shard_bits, added->layout.sequence_bits,
+					   idgen_timestamp_text(idgen_ms_to_timestamptz(&added->layout, idgen_ms_of_id(&added->layout, added->first_id))))));
 }
 
 /*
@@ -333,13 +334,13 @@ idgen_history_take_replayed(const IdgenLayoutHistory *replayed)
 				 errhint("The file was copied from another cluster: move it out of the data directory, and the history is taken from WAL.")));
 
 	last = &replayed->versions[replayed->nversions - 1];
-	if (!idgen_version_is_configured(last) && !idgen_allow_layout_change)
+	if (!idgen_layout_equal(&last->layout, &idgen_layout) && !idgen_allow_layout_change)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idgen layout changed on the primary"),
 				 errdetail("Its version %d is epoch %s, shard_bits %d, sequence_bits %d; this server is configured with epoch %s, shard_bits %d, sequence_bits %d.",
-						   replayed->nversions, idgen_timestamp_text(last->epoch),
-						   last->shard_bits, last->sequence_bits,
+						   replayed->nversions, idgen_timestamp_text(last->layout.epoch),
+						   last->layout.shard_bits, last->layout.sequence_bits,
 						   idgen_timestamp_text(idgen_layout.epoch),
 						   idgen_layout.shard_bits, idgen_layout.sequence_bits),
 				 errhint("Set \"%s\", \"%s\" and \"%s\" as on the primary and restart this server.",

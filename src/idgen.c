@@ -154,7 +154,7 @@ idgen_shmem_startup(void)
 	{
 		int64		fence_ms = idgen_fence_recover();	/* reads the file once */
 
-		fence_ms = Min(fence_ms, idgen_max_ms());
+		fence_ms = Min(fence_ms, idgen_max_ms(&idgen_layout));
 		idgen_shmem_init(fence_ms);
 		idgen_fence_gate_shmem_init(fence_ms);
 		idgen_stamps_load_file();
@@ -272,7 +272,7 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 	idgen_check_preloaded();
 	idgen_refuse_negative(id, IDGEN_NEGATIVE_ID_HINT);
 	target_ms = idgen_id_ms(id) + 1;
-	if (target_ms >= idgen_max_ms())
+	if (target_ms >= idgen_max_ms(&idgen_layout))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("no ID can be above " INT64_FORMAT, id),
@@ -290,7 +290,7 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ID " INT64_FORMAT " is too far ahead of the wall clock", id),
 				 errdetail("It is from %s, " INT64_FORMAT " ms ahead of the wall clock; \"%s\" is %d ms.  Minting would stop until the wall clock got there.",
-						   timestamptz_to_str(idgen_ms_to_timestamptz(target_ms - 1)),
+						   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, target_ms - 1)),
 						   ahead_ms, "idgen.max_advance", idgen_max_advance),
 				 errhint("Check that the argument is an ID of this layout and not a public ID; to move the generator that far on purpose, raise \"%s\".",
 						 "idgen.max_advance")));

@@ -126,7 +126,12 @@ idgen_parse_epoch(const char *str, TimestampTz *result, bool *relative)
 void
 idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
 {
-	int			time_bits = 63 - shard_bits - sequence_bits;
+	IdgenLayout layout = {
+		.epoch = epoch,
+		.shard_bits = shard_bits,
+		.sequence_bits = sequence_bits,
+	};
+	int			time_bits = idgen_time_bits(&layout);
 	TimestampTz now = GetCurrentTimestamp();
 
 	if (time_bits < IDGEN_MIN_TIME_BITS)
@@ -149,10 +154,7 @@ idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
 				 errhint("Set \"%s\" to a time in the past, such as the day the application first minted IDs.",
 						 "idgen.epoch")));
 
-	idgen_layout.epoch = epoch;
-	idgen_layout.shard_bits = shard_bits;
-	idgen_layout.sequence_bits = sequence_bits;
-	idgen_layout.time_bits = time_bits;
+	idgen_layout = layout;
 	/* seconds rounded down, and what is left: nothing here can overflow */
 	{
 		int64		unix_us = epoch + IDGEN_POSTGRES_EPOCH_UNIX_US;
@@ -164,13 +166,13 @@ idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
 		idgen_epoch_unix.nsec = (long) (unix_us - sec * USECS_PER_SEC) * 1000;
 	}
 
-	if (idgen_wall_ms() >= idgen_max_ms())
+	if (idgen_wall_ms() >= idgen_max_ms(&idgen_layout))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" is too far in the past for the layout", "idgen.epoch"),
 				 errdetail("With %d bits of milliseconds, IDs end at %s.",
 						   time_bits,
-						   timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+						   timestamptz_to_str(idgen_layout_end(&idgen_layout))),
 				 errhint("Set \"%s\" to a later time, or give time more bits by lowering \"%s\" or \"%s\".",
 						 "idgen.epoch", "idgen.shard_bits", "idgen.sequence_bits")));
 
@@ -185,23 +187,23 @@ idgen_layout_init(TimestampTz epoch, int shard_bits, int sequence_bits)
 void
 idgen_warn_layout_end(int64 warn_before_ms)
 {
-	int64		left_ms = idgen_max_ms() - idgen_wall_ms();
+	int64		left_ms = idgen_max_ms(&idgen_layout) - idgen_wall_ms();
 
 	if (warn_before_ms <= 0 || left_ms >= warn_before_ms)
 		return;
 	if (left_ms <= 0)
 		ereport(WARNING,
 				(errmsg("idgen's layout ran out at %s",
-						timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+						timestamptz_to_str(idgen_layout_end(&idgen_layout))),
 				 errdetail("No ID can be minted any more."),
 				 errhint("Change to a layout with more bits of time.")));
 	else
 		ereport(WARNING,
 				(errmsg("idgen's layout runs out at %s",
-						timestamptz_to_str(idgen_ms_to_timestamptz(idgen_max_ms()))),
+						timestamptz_to_str(idgen_layout_end(&idgen_layout))),
 				 errdetail("That is %lld days from now; from then on no ID can be minted.  The layout has %d bits of milliseconds from the epoch %s.",
 						   (long long) (left_ms / (24 * 3600 * INT64CONST(1000))),
-						   idgen_layout.time_bits,
+						   idgen_time_bits(&idgen_layout),
 						   timestamptz_to_str(idgen_layout.epoch)),
 				 errhint("Plan a change to a layout with more bits of time before then; \"%s\" sets how early this warns.",
 						 "idgen.layout_end_warning")));
@@ -221,27 +223,28 @@ idgen_check_preloaded(void)
 				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server. Standbys, and any server that replays this cluster's WAL, need it too.")));
 }
 
-/* Milliseconds from an epoch as a timestamp: infinity past the last one. */
-static TimestampTz
-epoch_ms_to_timestamptz(TimestampTz epoch, int64 ms)
+/*
+ * A layout's milliseconds as a timestamp.  Layouts with many time bits
+ * outlast PostgreSQL's timestamps: infinity past the last one.  With an
+ * epoch long before 2000 (far below zero), the span from the epoch to the
+ * last timestamp overflows an int64 but not a uint64; ms >= 0.
+ */
+TimestampTz
+idgen_ms_to_timestamptz(const IdgenLayout *l, int64 ms)
 {
-	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) epoch;
+	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) l->epoch;
 
 	Assert(ms >= 0);
 	if ((uint64) ms > span_us / 1000)
 		return DT_NOEND;
-	return (TimestampTz) ((uint64) epoch + (uint64) ms * 1000);
+	return (TimestampTz) ((uint64) l->epoch + (uint64) ms * 1000);
 }
 
-/*
- * Layouts with many time bits outlast PostgreSQL's timestamps: infinity.
- * With an epoch long before 2000 (far below zero), the span from the epoch
- * to the last timestamp overflows an int64 but not a uint64; ms >= 0.
- */
+/* The instant a layout ends: no ID is of it or later. */
 TimestampTz
-idgen_ms_to_timestamptz(int64 ms)
+idgen_layout_end(const IdgenLayout *l)
 {
-	return epoch_ms_to_timestamptz(idgen_layout.epoch, ms);
+	return idgen_ms_to_timestamptz(l, idgen_max_ms(l));
 }
 
 /*
@@ -282,15 +285,5 @@ int64
 idgen_id_ms(int64 id)
 {
 	check_id(id);
-	return id >> idgen_low_bits();
-}
-
-/*
- * As idgen_ms_to_timestamptz, in a version's milliseconds: infinity past
- * PostgreSQL's last timestamp.
- */
-TimestampTz
-idgen_version_ms_to_timestamptz(const IdgenLayoutVersion *v, int64 ms)
-{
-	return epoch_ms_to_timestamptz(v->epoch, ms);
+	return idgen_ms_of_id(&idgen_layout, id);
 }

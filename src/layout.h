@@ -23,15 +23,31 @@
 #include "datatype/timestamp.h"
 
 #include "idgen_compat.h"
-#include "layout_history.h"
 
+/* A layout needs at least this many bits of milliseconds (about 24 days). */
+#define IDGEN_MIN_TIME_BITS			31
+
+/*
+ * A layout: the configured one, each version of the layout history
+ * (layout_history.h), the one a fence record was minted under
+ * (wal_records.h) and one named to idgen_decode_layout() (layout_spec.c).
+ * One struct, so that the arithmetic below is written once.  The versions
+ * and the records are written to state files and WAL that servers read
+ * back, with this in them: its bytes never change.
+ */
 typedef struct IdgenLayout
 {
 	TimestampTz epoch;			/* idgen.epoch */
-	int			shard_bits;		/* idgen.shard_bits */
-	int			sequence_bits;	/* idgen.sequence_bits */
-	int			time_bits;		/* what is left of 63 bits */
+	int32		shard_bits;		/* idgen.shard_bits */
+	int32		sequence_bits;	/* idgen.sequence_bits */
 } IdgenLayout;
+
+StaticAssertDecl(sizeof(IdgenLayout) == 16,
+				 "IdgenLayout is in state files and WAL");
+StaticAssertDecl(offsetof(IdgenLayout, epoch) == 0 &&
+				 offsetof(IdgenLayout, shard_bits) == 8 &&
+				 offsetof(IdgenLayout, sequence_bits) == 12,
+				 "IdgenLayout is in state files and WAL");
 
 /* Fixed at server start; valid only when idgen_layout_ready. */
 extern IDGEN_HOT_GLOBAL IdgenLayout idgen_layout;
@@ -44,10 +60,9 @@ extern void idgen_layout_init(TimestampTz epoch, int shard_bits,
 extern void idgen_check_preloaded(void);
 extern void idgen_warn_layout_end(int64 warn_before_ms);
 
-extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
+extern TimestampTz idgen_ms_to_timestamptz(const IdgenLayout *l, int64 ms);
+extern TimestampTz idgen_layout_end(const IdgenLayout *l);
 extern char *idgen_timestamp_text(TimestampTz t);
-extern TimestampTz idgen_version_ms_to_timestamptz(const IdgenLayoutVersion *v,
-												   int64 ms);
 
 /* Microseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
 #define IDGEN_POSTGRES_EPOCH_UNIX_US \
@@ -94,55 +109,60 @@ idgen_wall_ms(void)
 	return sec * 1000 + nsec / 1000000;
 }
 
-static inline int64
-idgen_max_ms(void)
-{
-	return INT64CONST(1) << idgen_layout.time_bits;
-}
+/*
+ * The arithmetic of a layout, for the configured one (&idgen_layout) and any
+ * other alike.  Inline: the minting path calls these on idgen_layout, where
+ * they fold to what a hand-written shift would.
+ */
 
-/* The bits below the time field of the configured layout: shard, sequence. */
+/* The bits below the time field: shard and sequence. */
 static inline int
-idgen_low_bits(void)
+idgen_low_bits(const IdgenLayout *l)
 {
-	return idgen_layout.shard_bits + idgen_layout.sequence_bits;
+	return l->shard_bits + l->sequence_bits;
 }
 
-/* The first ID of a millisecond of the configured layout. */
-static inline uint64
-idgen_first_id_of_ms(int64 ms)
+/* The bits of the time field: what is left of 63. */
+static inline int
+idgen_time_bits(const IdgenLayout *l)
 {
-	return (uint64) ms << idgen_low_bits();
+	return 63 - idgen_low_bits(l);
 }
 
-/* The millisecond of an ID of the configured layout. */
+/* The first millisecond past the layout's end: no ID is of it or later. */
 static inline int64
-idgen_ms_of_id(uint64 id)
+idgen_max_ms(const IdgenLayout *l)
 {
-	return (int64) (id >> idgen_low_bits());
+	return INT64CONST(1) << idgen_time_bits(l);
 }
 
-/* The configured layout as a version of the history, its first ID unset. */
-static inline void
-idgen_configured_version(IdgenLayoutVersion *v)
+/* The first ID of a millisecond: shard and sequence zero. */
+static inline uint64
+idgen_first_id_of_ms(const IdgenLayout *l, int64 ms)
 {
-	v->epoch = idgen_layout.epoch;
-	v->shard_bits = idgen_layout.shard_bits;
-	v->sequence_bits = idgen_layout.sequence_bits;
+	return (uint64) ms << idgen_low_bits(l);
 }
 
-/* Whether a version of the history is in the configured layout. */
+/* The millisecond of an ID. */
+static inline int64
+idgen_ms_of_id(const IdgenLayout *l, uint64 id)
+{
+	return (int64) (id >> idgen_low_bits(l));
+}
+
+/* The same layout: the same epoch and widths. */
 static inline bool
-idgen_version_is_configured(const IdgenLayoutVersion *v)
+idgen_layout_equal(const IdgenLayout *a, const IdgenLayout *b)
 {
-	return v->epoch == idgen_layout.epoch &&
-		v->shard_bits == idgen_layout.shard_bits &&
-		v->sequence_bits == idgen_layout.sequence_bits;
+	return a->epoch == b->epoch && a->shard_bits == b->shard_bits &&
+		a->sequence_bits == b->sequence_bits;
 }
 
+/* An ID of the configured layout. */
 static inline int64
 idgen_encode(int64 ms, int32 shard, int64 sequence)
 {
-	return (ms << (idgen_layout.shard_bits + idgen_layout.sequence_bits)) |
+	return (int64) idgen_first_id_of_ms(&idgen_layout, ms) |
 		((int64) shard << idgen_layout.sequence_bits) | sequence;
 }
 

@@ -135,9 +135,9 @@ idgen_server_history(uint32 *changes_out)
 TimestampTz
 idgen_version_start(const IdgenLayoutVersion *v)
 {
-	uint64		ms = v->first_id >> (v->shard_bits + v->sequence_bits);
+	uint64		ms = (uint64) idgen_ms_of_id(&v->layout, v->first_id);
 
-	return (TimestampTz) ((uint64) v->epoch + ms * 1000);
+	return (TimestampTz) ((uint64) v->layout.epoch + ms * 1000);
 }
 
 /*
@@ -158,20 +158,6 @@ idgen_history_version_at(const IdgenLayoutHistory *h, TimestampTz ts,
 	return &h->versions[i];
 }
 
-/* The same layout, wherever it begins. */
-bool
-idgen_same_layout(const IdgenLayoutVersion *a, const IdgenLayoutVersion *b)
-{
-	return a->epoch == b->epoch && a->shard_bits == b->shard_bits &&
-		a->sequence_bits == b->sequence_bits;
-}
-
-static bool
-same_version(const IdgenLayoutVersion *a, const IdgenLayoutVersion *b)
-{
-	return a->first_id == b->first_id && idgen_same_layout(a, b);
-}
-
 /* Every version of a is b's, in the same place, in one history. */
 bool
 idgen_history_is_prefix(const IdgenLayoutHistory *a, const IdgenLayoutHistory *b)
@@ -179,7 +165,7 @@ idgen_history_is_prefix(const IdgenLayoutHistory *a, const IdgenLayoutHistory *b
 	if (a->id != b->id || a->nversions > b->nversions)
 		return false;
 	for (int i = 0; i < a->nversions; i++)
-		if (!same_version(&a->versions[i], &b->versions[i]))
+		if (!idgen_version_equal(&a->versions[i], &b->versions[i]))
 			return false;
 	return true;
 }
@@ -194,9 +180,11 @@ idgen_history_check(const IdgenLayoutHistory *history)
 	{
 		const IdgenLayoutVersion *v = &history->versions[i];
 
-		if (v->shard_bits < 0 || v->sequence_bits < 0 ||
-			v->shard_bits + v->sequence_bits > 63 - IDGEN_MIN_TIME_BITS ||
-			!IS_VALID_TIMESTAMP(v->epoch) || v->first_id > (uint64) PG_INT64_MAX)
+		/* each width first: their sum must not overflow */
+		if (v->layout.shard_bits < 0 || v->layout.sequence_bits < 0 ||
+			v->layout.shard_bits > 63 || v->layout.sequence_bits > 63 ||
+			idgen_time_bits(&v->layout) < IDGEN_MIN_TIME_BITS ||
+			!IS_VALID_TIMESTAMP(v->layout.epoch) || v->first_id > (uint64) PG_INT64_MAX)
 			return false;
 		if (i == 0 ? v->first_id != 0 : v->first_id <= history->versions[i - 1].first_id)
 			return false;
@@ -260,8 +248,7 @@ idgen_history_write_file(const IdgenLayoutHistory *history)
  * older state file name, under a new history id.
  */
 void
-idgen_history_assume(IdgenLayoutHistory *history, TimestampTz epoch,
-					 int32 shard_bits, int32 sequence_bits)
+idgen_history_assume(IdgenLayoutHistory *history, const IdgenLayout *layout)
 {
 	memset(history, 0, sizeof(*history));
 	if (!pg_strong_random(&history->id, sizeof(history->id)))
@@ -270,7 +257,5 @@ idgen_history_assume(IdgenLayoutHistory *history, TimestampTz epoch,
 				 errmsg("could not generate a random idgen layout history id")));
 	history->nversions = 1;
 	history->flags = IDGEN_HISTORY_ASSUMED;
-	history->versions[0].epoch = epoch;
-	history->versions[0].shard_bits = shard_bits;
-	history->versions[0].sequence_bits = sequence_bits;
+	history->versions[0].layout = *layout;
 }

@@ -18,8 +18,7 @@
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
 
-/* A layout needs at least this many bits of milliseconds (about 24 days). */
-#define IDGEN_MIN_TIME_BITS			31
+#include "layout.h"
 
 /* Each version takes a restart; a full history refuses one more. */
 #define IDGEN_MAX_LAYOUT_VERSIONS	32
@@ -29,10 +28,21 @@
 typedef struct IdgenLayoutVersion
 {
 	uint64		first_id;		/* above every ID of the versions before */
-	TimestampTz epoch;
-	int32		shard_bits;
-	int32		sequence_bits;
+	IdgenLayout layout;
 } IdgenLayoutVersion;
+
+/*
+ * The bytes versions had before the layout was a struct of its own, as
+ * servers wrote them to the files and WAL and hashed them for the stamps'
+ * key (idgen_history_key): they must not change.
+ */
+StaticAssertDecl(sizeof(IdgenLayoutVersion) == 24,
+				 "IdgenLayoutVersion is in state files and WAL");
+StaticAssertDecl(offsetof(IdgenLayoutVersion, first_id) == 0 &&
+				 offsetof(IdgenLayoutVersion, layout.epoch) == 8 &&
+				 offsetof(IdgenLayoutVersion, layout.shard_bits) == 16 &&
+				 offsetof(IdgenLayoutVersion, layout.sequence_bits) == 20,
+				 "IdgenLayoutVersion is in state files and WAL");
 
 /* As the files and WAL carry it: versions in order, version 1 first. */
 typedef struct IdgenLayoutHistory
@@ -42,6 +52,10 @@ typedef struct IdgenLayoutHistory
 	int32		flags;			/* IDGEN_HISTORY_* */
 	IdgenLayoutVersion versions[IDGEN_MAX_LAYOUT_VERSIONS];
 } IdgenLayoutHistory;
+
+StaticAssertDecl(sizeof(IdgenLayoutHistory) ==
+				 16 + IDGEN_MAX_LAYOUT_VERSIONS * 24,
+				 "IdgenLayoutHistory is in state files and WAL");
 
 /*
  * No history was found; version 1 was assumed to be the configured layout.
@@ -63,8 +77,8 @@ extern bool idgen_history_check(const IdgenLayoutHistory *history);
 extern int	idgen_history_read_file(IdgenLayoutHistory *history,
 									uint64 *system_identifier);
 extern void idgen_history_write_file(const IdgenLayoutHistory *history);
-extern void idgen_history_assume(IdgenLayoutHistory *history, TimestampTz epoch,
-								 int32 shard_bits, int32 sequence_bits);
+extern void idgen_history_assume(IdgenLayoutHistory *history,
+								 const IdgenLayout *layout);
 
 /* The server's history, as this process last took it, and its versions. */
 extern const IdgenLayoutHistory *idgen_server_history(uint32 *changes);
@@ -77,15 +91,13 @@ idgen_server_history_changed(uint32 changes)
 {
 	return pg_atomic_read_u32(idgen_history_changes) != changes;
 }
-extern bool idgen_same_layout(const IdgenLayoutVersion *a,
-							  const IdgenLayoutVersion *b);
 extern TimestampTz idgen_version_start(const IdgenLayoutVersion *v);
 
-/* The bits below a version's time field: shard and sequence. */
-static inline int
-idgen_version_low_bits(const IdgenLayoutVersion *v)
+/* The same version: the same layout, from the same first ID. */
+static inline bool
+idgen_version_equal(const IdgenLayoutVersion *a, const IdgenLayoutVersion *b)
 {
-	return v->shard_bits + v->sequence_bits;
+	return a->first_id == b->first_id && idgen_layout_equal(&a->layout, &b->layout);
 }
 
 /* The version (numbered from 1) of a history whose IDs include id >= 0. */

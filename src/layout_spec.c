@@ -46,13 +46,14 @@ PG_FUNCTION_INFO_V1(idgen_decode_layout);
 PG_FUNCTION_INFO_V1(id_to_timestamp_layout);
 PG_FUNCTION_INFO_V1(min_id_at_layout);
 
+/*
+ * A layout as named: its time field counts units of unit_us, not always
+ * milliseconds, so only the helpers on its bits apply to it.
+ */
 typedef struct LayoutSpec
 {
-	TimestampTz epoch;
+	IdgenLayout layout;
 	int64		unit_us;
-	int			time_bits;
-	int			shard_bits;
-	int			sequence_bits;
 	bool		sequence_above_shard;
 } LayoutSpec;
 
@@ -168,7 +169,7 @@ parse_spec(const char *layout, const char *text, LayoutSpec *spec)
 		{
 			bool		relative;
 
-			if (!idgen_parse_epoch(value, &spec->epoch, &relative))
+			if (!idgen_parse_epoch(value, &spec->layout.epoch, &relative))
 				bad_layout(layout, psprintf("epoch \"%s\" is not a fixed instant.", value));
 			have_epoch = true;
 		}
@@ -190,9 +191,9 @@ parse_spec(const char *layout, const char *text, LayoutSpec *spec)
 											value));
 		}
 		else if (strcmp(key, "shard_bits") == 0)
-			spec->shard_bits = parse_bits(layout, key, value);
+			spec->layout.shard_bits = parse_bits(layout, key, value);
 		else if (strcmp(key, "sequence_bits") == 0)
-			spec->sequence_bits = parse_bits(layout, key, value);
+			spec->layout.sequence_bits = parse_bits(layout, key, value);
 		else if (strcmp(key, "order") == 0)
 		{
 			if (strcmp(value, "shard-sequence") == 0)
@@ -209,8 +210,7 @@ parse_spec(const char *layout, const char *text, LayoutSpec *spec)
 	}
 	if (!have_epoch)
 		bad_layout(layout, "A specification needs an epoch.");
-	spec->time_bits = 63 - spec->shard_bits - spec->sequence_bits;
-	if (spec->time_bits < 1)
+	if (idgen_time_bits(&spec->layout) < 1)
 		bad_layout(layout, "shard_bits and sequence_bits leave no bit for time.");
 }
 
@@ -265,8 +265,8 @@ get_layout(FunctionCallInfo fcinfo, int argno)
 static TimestampTz
 spec_timestamp(const LayoutSpec *spec, int64 id)
 {
-	uint64		ticks = (uint64) id >> (spec->shard_bits + spec->sequence_bits);
-	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) spec->epoch;
+	uint64		ticks = (uint64) id >> idgen_low_bits(&spec->layout);
+	uint64		span_us = (uint64) (END_TIMESTAMP - 1) - (uint64) spec->layout.epoch;
 
 	idgen_refuse_negative(id, SPEC_NEGATIVE_HINT);
 	/* the span from the epoch to the last timestamp, in unsigned arithmetic */
@@ -275,24 +275,24 @@ spec_timestamp(const LayoutSpec *spec, int64 id)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range"),
 				 errdetail("ID " INT64_FORMAT " encodes a time past the end of PostgreSQL's timestamps.", id)));
-	return (TimestampTz) ((uint64) spec->epoch + ticks * (uint64) spec->unit_us);
+	return (TimestampTz) ((uint64) spec->layout.epoch + ticks * (uint64) spec->unit_us);
 }
 
 static void
 spec_fields(const LayoutSpec *spec, int64 id, int32 *shard, int32 *sequence)
 {
-	uint64		shard_mask = (UINT64CONST(1) << spec->shard_bits) - 1;
-	uint64		seq_mask = (UINT64CONST(1) << spec->sequence_bits) - 1;
+	uint64		shard_mask = (UINT64CONST(1) << spec->layout.shard_bits) - 1;
+	uint64		seq_mask = (UINT64CONST(1) << spec->layout.sequence_bits) - 1;
 
 	if (spec->sequence_above_shard)
 	{
 		*shard = (int32) ((uint64) id & shard_mask);
-		*sequence = (int32) (((uint64) id >> spec->shard_bits) & seq_mask);
+		*sequence = (int32) (((uint64) id >> spec->layout.shard_bits) & seq_mask);
 	}
 	else
 	{
 		*sequence = (int32) ((uint64) id & seq_mask);
-		*shard = (int32) (((uint64) id >> spec->sequence_bits) & shard_mask);
+		*shard = (int32) (((uint64) id >> spec->layout.sequence_bits) & shard_mask);
 	}
 }
 
@@ -332,19 +332,19 @@ min_id_at_layout(PG_FUNCTION_ARGS)
 	const LayoutSpec *spec = get_layout(fcinfo, 1);
 	uint64		ticks;
 
-	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < spec->epoch)
+	if (TIMESTAMP_IS_NOBEGIN(ts) || ts < spec->layout.epoch)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp is before the epoch of the ID layout"),
-				 errdetail("The layout's epoch is %s.", timestamptz_to_str(spec->epoch)),
+				 errdetail("The layout's epoch is %s.", timestamptz_to_str(spec->layout.epoch)),
 				 errhint("Use a timestamp on or after the epoch.")));
 	ticks = TIMESTAMP_IS_NOEND(ts) ? UINT64_MAX :
-		((uint64) ts - (uint64) spec->epoch) / (uint64) spec->unit_us;
-	if (ticks >= (UINT64CONST(1) << spec->time_bits))
+		((uint64) ts - (uint64) spec->layout.epoch) / (uint64) spec->unit_us;
+	if (ticks >= (UINT64CONST(1) << idgen_time_bits(&spec->layout)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp is past the end of the ID layout"),
-				 errdetail("The layout has %d bits of time.", spec->time_bits),
+				 errdetail("The layout has %d bits of time.", idgen_time_bits(&spec->layout)),
 				 errhint("Use a timestamp before the end of the layout.")));
-	PG_RETURN_INT64((int64) (ticks << (spec->shard_bits + spec->sequence_bits)));
+	PG_RETURN_INT64((int64) (ticks << idgen_low_bits(&spec->layout)));
 }

@@ -106,8 +106,8 @@ idgen_stamp_format(StringInfo buf, const IdgenLayoutHistory *h)
 		if (i > 0)
 			appendStringInfoString(buf, ", ");
 		appendStringInfo(buf, UINT64_FORMAT " %d/%d ", v->first_id,
-						 v->shard_bits, v->sequence_bits);
-		append_instant(buf, v->epoch);
+						 v->layout.shard_bits, v->layout.sequence_bits);
+		append_instant(buf, v->layout.epoch);
 	}
 }
 
@@ -168,10 +168,10 @@ idgen_stamp_parse(const char *text, IdgenLayoutHistory *h)
 		if (*end != ' ' || shard_bits < 0 || shard_bits > 63 ||
 			sequence_bits < 0 || sequence_bits > 63)
 			return false;
-		v->shard_bits = (int32) shard_bits;
-		v->sequence_bits = (int32) sequence_bits;
+		v->layout.shard_bits = (int32) shard_bits;
+		v->layout.sequence_bits = (int32) sequence_bits;
 		p = end + 1;
-		if (!parse_instant(&p, &v->epoch))
+		if (!parse_instant(&p, &v->layout.epoch))
 			return false;
 		if (*p == ',' && p[1] == ' ')
 			p += 2;
@@ -187,8 +187,7 @@ idgen_stamp_match(const IdgenLayoutHistory *stamp, const IdgenLayoutHistory *ser
 	if (stamp->nversions > server->nversions)
 		return IDGEN_STAMP_OTHER;
 	for (int i = 0; i < stamp->nversions; i++)
-		if (stamp->versions[i].first_id != server->versions[i].first_id ||
-			!idgen_same_layout(&stamp->versions[i], &server->versions[i]))
+		if (!idgen_version_equal(&stamp->versions[i], &server->versions[i]))
 			return IDGEN_STAMP_OTHER;
 	return stamp->nversions == server->nversions ? IDGEN_STAMP_SAME : IDGEN_STAMP_PREFIX;
 }
@@ -437,9 +436,9 @@ idgen_read_copy(Oid relid, IdgenLayoutHistory *copy)
 		seen[version - 1] = true;
 		rows++;
 		v = &copy->versions[version - 1];
-		v->epoch = DatumGetTimestampTz(values[1]);
-		v->shard_bits = DatumGetInt32(values[2]);
-		v->sequence_bits = DatumGetInt32(values[3]);
+		v->layout.epoch = DatumGetTimestampTz(values[1]);
+		v->layout.shard_bits = DatumGetInt32(values[2]);
+		v->layout.sequence_bits = DatumGetInt32(values[3]);
 		v->first_id = (uint64) DatumGetInt64(values[4]);
 	}
 	table_endscan(scan);

@@ -224,7 +224,7 @@ idgen_lease_error(int32 shard)
 			 errmsg("could not renew the lease on shard %d within \"%s\" (%d ms)",
 					shard, "idgen.max_wait", idgen_max_wait),
 			 errdetail("This server's lease on the shard ended at %s, and the lease registry has not renewed it.",
-					   timestamptz_to_str(idgen_ms_to_timestamptz((int64) end))),
+					   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, (int64) end))),
 			 errhint("Check the server log for messages of the \"idgen lease\" worker, and that the lease registry is reachable.")));
 }
 

@@ -46,7 +46,7 @@ idgen_lease_rhythm(void)
 int64
 idgen_lease_ms_to_unix_us(int64 ms)
 {
-	return idgen_ms_to_timestamptz(ms) + IDGEN_POSTGRES_EPOCH_UNIX_US;
+	return idgen_ms_to_timestamptz(&idgen_layout, ms) + IDGEN_POSTGRES_EPOCH_UNIX_US;
 }
 
 int64

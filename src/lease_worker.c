@@ -213,7 +213,7 @@ plan_lease(ShardLease *lease, const LeaseRow *row, bool giving_back_all,
 					(errmsg("the lease registry row of shard %d ends before what this server was granted",
 							row->shard),
 					 errdetail("Its valid_until was moved back by hand; this server renews it, and the next owner still starts above %s.",
-							   timestamptz_to_str(idgen_ms_to_timestamptz(Max(row->stamped_ms, (int64) lease->end - 1))))));
+							   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, Max(row->stamped_ms, (int64) lease->end - 1))))));
 		lease->action = LEASE_RENEW;
 
 		/*
@@ -240,7 +240,7 @@ plan_lease(ShardLease *lease, const LeaseRow *row, bool giving_back_all,
 				ereport(WARNING,
 						(errmsg("shard %d was stamped up to %s, ahead of the lease registry's clock; this server takes its lease when that time comes",
 								row->shard,
-								timestamptz_to_str(idgen_ms_to_timestamptz(Min(floor_ms, idgen_max_ms()))))));
+								timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, Min(floor_ms, idgen_max_ms(&idgen_layout)))))));
 			lease->warned = true;
 			lease->action = LEASE_REFUSED;
 			return;
@@ -269,7 +269,7 @@ plan_lease(ShardLease *lease, const LeaseRow *row, bool giving_back_all,
 	/* a renewal never shortens what minters were told */
 	if (lease->end > IDGEN_LEASE_NOT_HELD)
 		lease->new_end = Max(lease->new_end, (int64) lease->end);
-	lease->new_end = Min(lease->new_end, idgen_max_ms());
+	lease->new_end = Min(lease->new_end, idgen_max_ms(&idgen_layout));
 	lease->row_until = lease->new_end - 1;
 }
 
@@ -517,7 +517,7 @@ apply_round(LeaseWorker *w, LeaseRound *round)
 						ereport(LOG,
 								(errmsg("idgen took the lease on shard %d", lease->shard),
 								 errdetail("IDs of the shard start after %s, where the previous lease ended.",
-										   timestamptz_to_str(idgen_ms_to_timestamptz(lease->floor)))));
+										   timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, lease->floor)))));
 					else if (first)
 						ereport(LOG,
 								(errmsg("idgen holds the lease on shard %d", lease->shard)));
@@ -838,7 +838,7 @@ idgen_leases(PG_FUNCTION_ARGS)
 		else
 			values[1] = CStringGetTextDatum("held");
 		if (end > IDGEN_LEASE_NOT_HELD)
-			values[2] = TimestampTzGetDatum(idgen_ms_to_timestamptz((int64) end - 1));
+			values[2] = TimestampTzGetDatum(idgen_ms_to_timestamptz(&idgen_layout, (int64) end - 1));
 		else
 			nulls[2] = true;
 		values[3] = TimestampTzGetDatum(since);

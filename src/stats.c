@@ -91,11 +91,11 @@ idgen_stats(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum(f.last_id);
 	else
 		nulls[i++] = true;
-	values[i++] = TimestampTzGetDatum(idgen_ms_to_timestamptz(f.fence_ms));
+	values[i++] = TimestampTzGetDatum(idgen_ms_to_timestamptz(&idgen_layout, f.fence_ms));
 	values[i++] = Int64GetDatum(f.fence_ms - now);
 	values[i++] = Int64GetDatum((int64) f.fence_advances);
 	values[i++] = Int64GetDatum((int64) f.counters[IDGEN_FENCE_WAITS]);
-	values[i++] = TimestampTzGetDatum(idgen_ms_to_timestamptz(idgen_max_ms()));
+	values[i++] = TimestampTzGetDatum(idgen_layout_end(&idgen_layout));
 	/* the shard idgen_next() mints for; with a pool, none until claimed */
 	shard = idgen_pool_on ? idgen_pool_held() : idgen_shard_id;
 	if (shard >= 0)

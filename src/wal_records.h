@@ -27,15 +27,25 @@
 #define XLOG_IDGEN_LAYOUTS		0x10	/* the layout history, whole */
 #define XLOG_IDGEN_STAMPED		0x20	/* the history every database has */
 
-#include "datatype/timestamp.h"
+#include "layout.h"
 
 /* What a FENCE record and the state file carry. */
 typedef struct IdgenFenceRecord
 {
 	uint64		fence_id;		/* no ID at or above this was minted */
-	TimestampTz epoch;			/* the layout it was minted under */
-	int32		shard_bits;
-	int32		sequence_bits;
+	IdgenLayout layout;			/* the layout it was minted under */
 } IdgenFenceRecord;
+
+/*
+ * The bytes the record had before the layout was a struct of its own, as
+ * servers wrote it to WAL and the state file: they must not change.
+ */
+StaticAssertDecl(sizeof(IdgenFenceRecord) == 24,
+				 "IdgenFenceRecord is in WAL and the state file");
+StaticAssertDecl(offsetof(IdgenFenceRecord, fence_id) == 0 &&
+				 offsetof(IdgenFenceRecord, layout.epoch) == 8 &&
+				 offsetof(IdgenFenceRecord, layout.shard_bits) == 16 &&
+				 offsetof(IdgenFenceRecord, layout.sequence_bits) == 20,
+				 "IdgenFenceRecord is in WAL and the state file");
 
 #endif							/* IDGEN_WAL_RECORDS_H */

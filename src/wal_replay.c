@@ -86,7 +86,7 @@ idgen_desc(StringInfo buf, XLogReaderState *record)
 
 		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
 		appendStringInfo(buf, "fence id " UINT64_FORMAT "; shard_bits %d, sequence_bits %d",
-						 rec.fence_id, rec.shard_bits, rec.sequence_bits);
+						 rec.fence_id, rec.layout.shard_bits, rec.layout.sequence_bits);
 	}
 	else if ((info == XLOG_IDGEN_LAYOUTS || info == XLOG_IDGEN_STAMPED) &&
 			 XLogRecGetDataLen(record) == sizeof(IdgenLayoutHistory))
@@ -98,8 +98,8 @@ idgen_desc(StringInfo buf, XLogReaderState *record)
 		for (int i = 0; i < history.nversions && i < IDGEN_MAX_LAYOUT_VERSIONS; i++)
 			appendStringInfo(buf, "; %d from id " UINT64_FORMAT ": shard_bits %d, sequence_bits %d",
 							 i + 1, history.versions[i].first_id,
-							 history.versions[i].shard_bits,
-							 history.versions[i].sequence_bits);
+							 history.versions[i].layout.shard_bits,
+							 history.versions[i].layout.sequence_bits);
 	}
 }
 
