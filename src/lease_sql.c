@@ -6,10 +6,10 @@
  *		round.
  *
  * Everything here runs in the registry database, through registry.c, in
- * the session whose settings registry.c forces.  The guard carries its
- * version in its body (guards_present checks it): a server finding an
- * older guard installs this one, so a registry serves servers of several
- * idgen versions while they are upgraded one by one.
+ * the session whose settings registry.c forces.  The guard carries the
+ * schema's version (IDGEN_REGISTRY_SCHEMA_VERSION) in its body, and
+ * guards_present reads it back: a registry serves servers of several idgen
+ * versions while they are upgraded one by one.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -144,7 +144,7 @@ const char *const idgen_lease_sql_guard[] = {
 	"            MESSAGE = 'the shard of a row of public.idgen_lease never changes',\n"
 	"            HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...';\n"
 	"    END IF;\n"
-	"    -- idgen lease guard, version 2\n"
+	"    -- idgen lease guard, version " CppAsString2(IDGEN_REGISTRY_SCHEMA_VERSION) "\n"
 	"    IF NEW.owner IS NULL AND OLD.owner IS NOT NULL\n"
 	"       AND OLD.owner = current_setting('idgen_lease.giving_back', true)\n"
 	"       AND pg_has_role((SELECT relowner FROM pg_class WHERE oid = TG_RELID),\n"
@@ -182,8 +182,9 @@ const char *const idgen_lease_sql_guard[] = {
 };
 
 /*
- * The guards are there, enabled and of this version (a registry of 1.1 has
- * none; one of 1.3 has a guard that lets anyone give a lease back).
+ * Whether the guards are there and enabled with the column they keep, and
+ * the schema version the guard's body names: 0 where it is missing, 1 for
+ * 1.3's guard, which names none.
  */
 const char *const idgen_lease_sql_guards_present =
 "SELECT (SELECT count(*) FROM pg_catalog.pg_trigger AS t "
@@ -193,12 +194,16 @@ const char *const idgen_lease_sql_guards_present =
 "AND t.tgenabled = 'O' AND n.nspname = 'public' AND "
 "(t.tgname, p.proname) IN (('idgen_lease_guard', 'idgen_lease_guard'), "
 "('idgen_lease_no_delete', 'idgen_lease_refuse'), "
-"('idgen_lease_no_truncate', 'idgen_lease_refuse')) "
-"AND (p.proname <> 'idgen_lease_guard' "
-"OR p.prosrc LIKE '%idgen lease guard, version 2%')) = 3 "
+"('idgen_lease_no_truncate', 'idgen_lease_refuse'))) = 3 "
 "AND EXISTS (SELECT FROM pg_catalog.pg_attribute "
 "WHERE attrelid = pg_catalog.to_regclass('public.idgen_lease') "
-"AND attname = 'stamped_until' AND NOT attisdropped)";
+"AND attname = 'stamped_until' AND NOT attisdropped), "
+"coalesce((SELECT coalesce(pg_catalog.substring(p.prosrc, "
+"'idgen lease guard, version ([0-9]{1,9})\\M')::pg_catalog.int4, 1) "
+"FROM pg_catalog.pg_proc AS p "
+"JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace "
+"WHERE n.nspname = 'public' AND p.proname = 'idgen_lease_guard' "
+"AND p.pronargs = 0), 0)";
 
 /* The registry's clock, as the rounds read it. */
 const char *const idgen_lease_sql_clock =

@@ -13,6 +13,19 @@
 #ifndef IDGEN_LEASE_SQL_H
 #define IDGEN_LEASE_SQL_H
 
+/*
+ * The registry's schema version: the table's columns and its guards, as
+ * this idgen installs them.  The guard's body names it; a server finding
+ * an older version (or none: 1.1's table, 1.3's guard) installs its own in
+ * one transaction, and one finding a newer version leaves it, as a newer
+ * idgen put it there, during a rolling upgrade.  A new version keeps every
+ * column and every guarantee of the older ones, so that the servers not
+ * yet upgraded work on it unchanged.
+ *	1	1.3: the guard, which let anyone give a lease back
+ *	2	1.4: a give-back only by the holder, as the table's owner
+ */
+#define IDGEN_REGISTRY_SCHEMA_VERSION	2
+
 extern const char *const idgen_lease_sql_lost_rows;
 extern const char *const idgen_lease_sql_giving_back;
 extern const char *const idgen_lease_sql_add_rows;

@@ -80,6 +80,8 @@ static const char *const begin_sql =
 
 static PGconn *registry = NULL;
 static bool registry_has_table = false;
+/* a newer schema found in the registry was logged, once per worker */
+static bool registry_newer_said = false;
 static const char *registry_conninfo = NULL;
 static const char *registry_conninfo_error = NULL;	/* libpq cannot read it */
 static bool stoppable = true;	/* a stop cuts waits short */
@@ -542,7 +544,10 @@ check_table(int64 deadline, char **error)
 	return true;
 }
 
-/* The guards of the rows, installed if missing or disabled. */
+/*
+ * The guards of the rows, installed if missing, disabled or of an older
+ * schema version; one of a newer version is a newer idgen's, and is left.
+ */
 static bool
 check_guards(int64 deadline, char **error)
 {
@@ -550,13 +555,24 @@ check_guards(int64 deadline, char **error)
 	{
 		PGresult   *rows;
 		bool		present;
+		int			version;
 
 		rows = idgen_registry_exec(idgen_lease_sql_guards_present, 0, NULL, deadline, error);
 		if (rows == NULL)
 			return false;
 		present = strcmp(PQgetvalue(rows, 0, 0), "t") == 0;
+		version = atoi(PQgetvalue(rows, 0, 1));
 		PQclear(rows);
-		if (present)
+		if (present && version > IDGEN_REGISTRY_SCHEMA_VERSION &&
+			!registry_newer_said)
+		{
+			ereport(LOG,
+					(errmsg("the lease registry's schema is of version %d, newer than this server's %d; this server leaves it as it is",
+							version, IDGEN_REGISTRY_SCHEMA_VERSION),
+					 errdetail("A newer idgen installed it; it keeps what this version needs.")));
+			registry_newer_said = true;
+		}
+		if (present && version >= IDGEN_REGISTRY_SCHEMA_VERSION)
 			return true;
 		if (attempt > 0)
 		{
@@ -573,8 +589,8 @@ check_guards(int64 deadline, char **error)
 		if (!idgen_registry_command("COMMIT", 0, NULL, deadline, error))
 			return false;
 		ereport(LOG,
-				(errmsg("idgen installed the triggers that guard the rows of \"%s\"",
-						"public.idgen_lease")));
+				(errmsg("idgen installed the triggers that guard the rows of \"%s\", schema version %d (it found version %d)",
+						"public.idgen_lease", IDGEN_REGISTRY_SCHEMA_VERSION, version)));
 	}
 }
 

@@ -20,7 +20,8 @@
 #
 # Their IDs of shard 5 must never share a millisecond.  TRUNCATE is
 # refused too.  The registry starts with a table of 1.1, without the
-# guards, which the servers add; a guard of an older version is replaced.
+# guards, which the servers add; a guard of an older schema version is
+# replaced, one of a newer version left.
 
 use strict;
 use warnings;
@@ -226,6 +227,31 @@ ok( $registry->poll_query_until('leases',
 		"SELECT prosrc LIKE '%idgen lease guard, version 2%' FROM pg_proc "
 		  . "WHERE oid = 'public.idgen_lease_guard()'::regprocedure"),
 	'the servers replace a guard of an older version');
+
+# One of a newer schema version is a newer idgen's, put there during a
+# rolling upgrade: the servers leave it (both replacing each other's guard
+# every round would lock the table every round), and say so once.
+my $a_offset = -s $a->logfile;
+reg(<<'EOS');
+SET ROLE idgen;
+DO $d$
+BEGIN
+    EXECUTE format('CREATE OR REPLACE FUNCTION public.idgen_lease_guard() '
+        'RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER '
+        'SET search_path = pg_catalog, pg_temp AS %L',
+        replace(prosrc, 'idgen lease guard, version 2', 'idgen lease guard, version 3'))
+      FROM pg_proc WHERE oid = 'public.idgen_lease_guard()'::regprocedure;
+END
+$d$;
+EOS
+ok( log_has($a, $a_offset,
+		qr/the lease registry's schema is of version 3, newer than this server's 2; this server leaves it as it is/),
+	'a server finding a guard of a newer version says it leaves it');
+usleep(2_000_000);    # rounds of both servers
+is( reg("SELECT prosrc LIKE '%idgen lease guard, version 3%' FROM pg_proc "
+		  . "WHERE oid = 'public.idgen_lease_guard()'::regprocedure"),
+	't',
+	'and leaves it, rounds later');
 
 {
 	my ($ret, $out, $err) =
