@@ -132,7 +132,7 @@ idgen_fence_wait(int64 ms, int64 timeout_us)
 		;
 	return idgen_worker_await(&fence_gate->cv, fence_passed, &past,
 							  idgen_fence_wake_worker, timeout_us,
-							  idgen_wait_event_info(IDGEN_WAIT_FENCE));
+							  IDGEN_WAIT_FENCE);
 }
 
 /* Why a mint cannot go on: the fence did not move in time. */

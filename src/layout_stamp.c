@@ -676,7 +676,7 @@ idgen_check_database_mints_slow(void)
 		return;
 	if (!idgen_worker_await(&stamps_shared->cv, stamps_reached, &changes, NULL,
 							(int64) idgen_max_wait * 1000,
-							idgen_wait_event_info(IDGEN_WAIT_STAMPS)))
+							IDGEN_WAIT_STAMPS))
 	{
 		/* the fence worker has not even recorded the history: its error */
 		if (pg_atomic_read_u32(&stamps_shared->begun) == 0)

@@ -194,7 +194,7 @@ idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us)
 
 	return idgen_worker_await(&lease_shared->cv, lease_reaches, &need,
 							  wake_lease_worker, timeout_us,
-							  idgen_wait_event_info(IDGEN_WAIT_LEASE));
+							  IDGEN_WAIT_LEASE);
 }
 
 /* Why a mint for shard cannot go on. */
@@ -263,7 +263,7 @@ idgen_pool_wait(void)
 	(void) idgen_worker_await(&lease_shared->cv, pool_claimed, &shard,
 							  wake_lease_worker,
 							  (int64) idgen_max_wait * 1000,
-							  idgen_wait_event_info(IDGEN_WAIT_LEASE));
+							  IDGEN_WAIT_LEASE);
 	if (shard == IDGEN_POOL_NONE)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

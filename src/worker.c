@@ -99,16 +99,18 @@ idgen_worker_wake(IdgenWorkerLatch *wl)
 /*
  * Sleep on cv until check finds the wait over or timeout_us passes, waking
  * the worker (wake, if any) before each sleep: what the backend waits for
- * is the worker's to move.  True when check found it done.
+ * is the worker's to move.  The sleep shows as event in pg_stat_activity.
+ * True when check found it done.
  */
 bool
 idgen_worker_await(ConditionVariable *cv, IdgenAwaitCheck check,
 				   void *arg, void (*wake) (void),
-				   int64 timeout_us, uint32 wait_event_info)
+				   int64 timeout_us, IdgenWaitEvent event)
 {
 	instr_time	start;
 	instr_time	now;
 	IdgenAwait	found;
+	uint32		wait_event_info = 0;
 
 	INSTR_TIME_SET_CURRENT(start);
 	ConditionVariablePrepareToSleep(cv);
@@ -123,6 +125,9 @@ idgen_worker_await(ConditionVariable *cv, IdgenAwaitCheck check,
 			break;
 		if (wake)
 			wake();
+		/* named only by a process that waits: PostgreSQL 17 lists it then */
+		if (wait_event_info == 0)
+			wait_event_info = idgen_wait_event_info(event);
 		(void) ConditionVariableTimedSleep(cv, IDGEN_AWAIT_POLL_MS,
 										   wait_event_info);
 	}

@@ -18,6 +18,8 @@
 #include "storage/latch.h"
 #include "storage/spin.h"
 
+#include "wait_event.h"
+
 /*
  * Where a worker leaves its latch, in shared memory, for the processes
  * that wake it: NULL while it does not run.
@@ -50,6 +52,6 @@ extern void idgen_worker_latch_set(IdgenWorkerLatch *wl, Latch *latch);
 extern void idgen_worker_wake(IdgenWorkerLatch *wl);
 extern bool idgen_worker_await(ConditionVariable *cv, IdgenAwaitCheck check,
 							   void *arg, void (*wake) (void),
-							   int64 timeout_us, uint32 wait_event_info);
+							   int64 timeout_us, IdgenWaitEvent event);
 
 #endif							/* IDGEN_WORKER_H */
