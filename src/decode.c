@@ -9,6 +9,43 @@
  * Above the stamp, so that layout.c stays the vocabulary: encoding, the
  * minting clock and the conversions, with no catalog below it.
  *
+ * The volatility of idgen's pure functions, decided here for all of them.
+ * IMMUTABLE lets a call be an index expression, a generated column or a
+ * partition bound, and a call on constants be folded when the statement is
+ * planned, which is what turns WHERE id >= min_id_at('...') into a range
+ * of the primary key; in exchange the answer for given arguments must
+ * never move while anything may hold it.
+ *
+ * - The ID decoders (id_to_timestamp, id_to_shard, id_to_sequence,
+ *   id_to_layout_version, idgen_decode): IMMUTABLE.  An answer depends on
+ *   the version in force at the ID, and a history only grows, at a start,
+ *   by a version whose first ID is above every ID the server has minted,
+ *   so no ID that exists anywhere on the server ever decodes differently.
+ *   In a database whose IDs came from elsewhere (a restore) they answer
+ *   only where the database's stamp is the server's history, and fail
+ *   otherwise (layout_stamp.c): an answer, once given, is the one it will
+ *   always be, or an error.  No session setting reaches them: the layout
+ *   settings take a restart, and the time they return is a timestamptz.
+ * - min_id_at(timestamptz) and idgen_span(): IMMUTABLE, as a collation is.
+ *   For a time before the last start they never move, as above; for a
+ *   time after a later layout change they follow it, as a collation's sort
+ *   follows its version, and idgen_layout_dependents() lists what holds
+ *   them (layout_dependents.c).  STABLE would forbid the partition bounds
+ *   and expression indexes they exist for.
+ * - The decoders and min_id_at() given a layout as text (layout_spec.c),
+ *   and the text form (text_form.c): IMMUTABLE outright; the layout, or
+ *   nothing, is an argument.
+ * - The public IDs (public_id.c): IMMUTABLE within a key.  The key is not
+ *   a session's to change (a file named by a reloaded setting; 1.1's
+ *   setting is superuser only), and a change of key breaks every public ID
+ *   shown anyway, whatever the label; STABLE would forbid the index on
+ *   idgen_to_public(id) the functions are used for, and would stop a dump
+ *   holding one from restoring.  doc/reference.md tells what a change of
+ *   key leaves stale.
+ *
+ * The regress test idgen_volatility shows what each label protects and
+ * that no setting a session may change moves an answer.
+ *
  * Copyright (c) 2026, The idgen Authors
  *
  * IDENTIFICATION

@@ -5,20 +5,7 @@
  *
  * The layout (epoch and field widths) is read once, when the postmaster
  * loads the library.  Decoding follows the layout history instead
- * (layout_history.c): each ID by the version that minted it.
- *
- * Why the ID decoders are IMMUTABLE.  A decoder's answer for an ID depends
- * on the version in force at that ID, and a history only grows, at a start,
- * by a version whose first ID is above every ID the server has minted; so
- * no ID that exists anywhere on the server ever decodes differently.  In a
- * database whose IDs came from elsewhere (a restore), the decoders answer
- * only when the database's stamp is the server's history version for
- * version (layout_stamp.c), and fail otherwise: an answer, once given, is
- * the one it will always be, or an error.  What can change is the decoding
- * of an ID value no server of this history has minted (a constant above the
- * generator), and min_id_at() of a time after a later change and
- * idgen_span(): those follow the settings, as a collation does its version,
- * and idgen_layout_dependents() lists what holds them.
+ * (layout_history.c, decode.c): each ID by the version that minted it.
  *
  * Time in the layout is whole milliseconds since the epoch, rounded down,
  * so that min_id_at(), id_to_timestamp() and the wall clock agree on which
