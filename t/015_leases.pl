@@ -27,21 +27,17 @@ use Time::HiRes qw(time usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use IdgenLease;
 
 libfaketime();    # dies early without it
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-my $registry_conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+my ($registry, $registry_conninfo) = lease_registry(superuser => 1);
 
 # A lease of 6 s, renewed every 2 s (the margin is for a loaded machine,
 # where a worker may run late); a caller waits at most 2 s for one.  The
 # clock check, which would stop a server 2 s off before it takes a lease
 # (t/025), is off: here the fencing alone must hold while clocks disagree.
 my $lease_conf = <<"EOC";
-idgen.lease_registry = '$registry_conninfo'
 idgen.max_clock_offset = 0
 idgen.lease_duration = '6s'
 idgen.max_wait = '2s'
@@ -88,31 +84,10 @@ sub eventually_mints
 	return undef;
 }
 
-# Every process of a server: the postmaster and its children.
-sub server_pids
-{
-	my ($node) = @_;
-	my $pm = $node->{_pid};
-	my @children;
-
-	# /proc, not ps: a minimal system has no procps
-	foreach my $stat (glob '/proc/[0-9]*/stat')
-	{
-		open my $fh, '<', $stat or next;
-		my $line = <$fh>;
-		close $fh;
-		next unless defined $line;
-		# pid (comm) state ppid ...: comm may hold spaces and parentheses
-		push @children, $1 if $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $pm;
-	}
-	die "no child process of postmaster $pm found" unless @children;
-	return ($pm, @children);
-}
-
 # --------------------------------------------------------------------------
 # A takes the lease on shard 5 and renews it.
 
-my $a = idgen_node('a', conf => $lease_conf);
+my $a = lease_node('a', $registry_conninfo, conf => $lease_conf);
 my $clock_a = PostgreSQL::Test::Utils::tempdir() . '/clock_a';
 set_clock_offset($clock_a, 0);
 start_with_clock($a, $clock_a);
@@ -184,7 +159,8 @@ push @a_ids, mint($a, 100, name => 'A mints again');
 # --------------------------------------------------------------------------
 # B, configured with the shard A holds, refuses to mint for it.
 
-my $b = idgen_node('b', conf => $lease_conf . "idgen.shard_ids = '6'\n");
+my $b = lease_node('b', $registry_conninfo,
+	conf => $lease_conf . "idgen.shard_ids = '6'\n");
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION idgen');
 ($ret, $stderr) = psql_fails($b, 'SELECT idgen_next()');

@@ -22,12 +22,9 @@ use Time::HiRes qw(time usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use IdgenLease;
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-my $registry_conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+my ($registry, $registry_conninfo) = lease_registry(superuser => 1);
 
 sub registry_sessions
 {
@@ -36,18 +33,10 @@ sub registry_sessions
 	);
 }
 
-sub lease_worker_pid
-{
-	my ($node) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen lease'");
-}
-
 # --------------------------------------------------------------------------
 # A locked row holds up its own shard only.
 
-my $a = idgen_node('a', conf => <<"EOC");
-idgen.lease_registry = '$registry_conninfo'
+my $a = lease_node('a', $registry_conninfo, conf => <<"EOC");
 idgen.lease_duration = '3s'
 idgen.max_wait = '2s'
 idgen.shard_id = 5
@@ -120,8 +109,7 @@ ok($a->wait_for_log(qr/idgen gave back the lease on shard 5/, $log_offset),
 	'A gives shard 5 back, stamped 20 s ahead');
 
 # B's take of shard 5 sleeps 2 s in its COMMIT, on the registry's side.
-my $b = idgen_node('b', conf => <<"EOC");
-idgen.lease_registry = '$registry_conninfo'
+my $b = lease_node('b', $registry_conninfo, conf => <<"EOC");
 idgen.lease_duration = '30s'
 idgen.max_wait = '30s'
 idgen.max_lead = '40s'
@@ -133,21 +121,16 @@ $b->start;
 
 # While the registry commits, the lease worker dies: B restarts after a
 # crash, with its owner token, and never heard that the take committed.
-$registry->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'idgen lease' AND wait_event = 'PgSleep'"
-) or die 'B\'s take did not reach its COMMIT';
+wait_slow_take($registry) or die 'B\'s take did not reach its COMMIT';
 kill 'KILL', lease_worker_pid($b);
 ok($b->wait_for_log(qr/all server processes terminated; reinitializing/),
 	'B restarts after a crash while its take commits');
-$registry->poll_query_until('postgres',
-	"SELECT count(*) = 0 FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
+end_slow_takes($registry);
 like(
 	$registry->safe_psql('postgres',
 		'SELECT owner IS NOT NULL FROM idgen_lease WHERE shard = 5'),
 	qr/^t$/,
 	'the registry committed the take');
-$registry->safe_psql('postgres',
-	'DROP TRIGGER slow_take ON idgen_lease');
 
 $b->safe_psql('postgres', 'CREATE EXTENSION idgen');
 my @b_ids = split /,/,

@@ -18,7 +18,6 @@
 use strict;
 use warnings;
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -26,99 +25,25 @@ use Time::HiRes qw(time usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use IdgenLease;
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
 # Commits are acknowledged before they are durable, and the WAL writer
 # leaves them in memory for up to 10 s: a crash loses what it acknowledged.
-$registry->append_conf('postgresql.conf', <<"EOC");
+my ($registry, $crash_conninfo) = lease_registry(
+	dbname => 'leases_crash',
+	conf => <<"EOC");
 synchronous_commit = off
 wal_writer_delay = '10s'
 EOC
-$registry->start;
-$registry->safe_psql('postgres', <<"EOS");
-CREATE ROLE idgen LOGIN;
-CREATE DATABASE leases_crash OWNER idgen;
-CREATE DATABASE leases_hostile;
-EOS
-
-sub registry_conninfo
-{
-	my ($dbname) = @_;
-	return
-	    'host='
-	  . $registry->host
-	  . ' port='
-	  . $registry->port
-	  . " dbname=$dbname user=idgen";
-}
-
-# A server minting for shard 5 into its table minted, errors ignored.
-sub minting_node
-{
-	my ($name, $dbname) = @_;
-	my $node = idgen_node($name, conf => <<"EOC");
-idgen.lease_registry = '${\ registry_conninfo($dbname)}'
-idgen.lease_duration = '3s'
-idgen.max_wait = '200ms'
-idgen.shard_id = 5
-EOC
-	$node->start;
-	$node->safe_psql('postgres', <<'EOS');
-CREATE EXTENSION idgen;
-CREATE TABLE minted (id bigint);
-CREATE PROCEDURE mint_for(seconds float8) LANGUAGE plpgsql AS $$
-DECLARE
-    stop timestamptz := clock_timestamp() + seconds * interval '1 second';
-BEGIN
-    WHILE clock_timestamp() < stop LOOP
-        BEGIN
-            INSERT INTO minted SELECT idgen_next(5) FROM generate_series(1, 20);
-        EXCEPTION WHEN object_not_in_prerequisite_state THEN
-            NULL;
-        END;
-        COMMIT;
-        PERFORM pg_sleep(0.002);
-    END LOOP;
-END $$;
-EOS
-	return $node;
-}
-
-# The IDs two servers minted: how many each, how many milliseconds both
-# stamped, how many IDs both minted.
-sub compare_minted
-{
-	my ($a, $b, $what) = @_;
-	my $a_ms = minted($a);
-	my $b_ms = minted($b);
-	my ($n_a, $n_b, $common_ms, $common_ids) = (0, 0, 0, 0);
-	$n_a += @$_ for values %$a_ms;
-	for my $ms (keys %$b_ms)
-	{
-		$n_b += @{ $b_ms->{$ms} };
-		next unless $a_ms->{$ms};
-		$common_ms++;
-		my %in_a = map { $_ => 1 } @{ $a_ms->{$ms} };
-		$common_ids += grep { $in_a{$_} } @{ $b_ms->{$ms} };
-	}
-	note "$what: A minted $n_a, B $n_b IDs of shard 5; "
-	  . "$common_ms milliseconds and $common_ids IDs in common";
-	cmp_ok($n_a + $n_b, '>', 0, "$what: the servers minted");
-	is($common_ms,  0, "$what: no millisecond stamped by both servers");
-	is($common_ids, 0, "$what: no ID minted by both servers");
-	return;
-}
+$registry->safe_psql('postgres', 'CREATE DATABASE leases_hostile');
 
 # --------------------------------------------------------------------------
 # A registry that loses what it acknowledged, crashed while both mint.
 
 {
-	my $a = minting_node('crash_a', 'leases_crash');
-	$a->poll_query_until('postgres',
-		"SELECT state = 'held' FROM idgen_leases() WHERE shard = 5")
-	  or die 'A did not take the lease on shard 5';
-	my $b = minting_node('crash_b', 'leases_crash');
+	my $a = minting_node('crash_a', $crash_conninfo);
+	wait_held($a, 5);
+	my $b = minting_node('crash_b', $crash_conninfo);
 
 	my $started = time;
 	my @minting = map { start_minting($_, 30) } $a, $b;
@@ -141,15 +66,7 @@ sub compare_minted
 # (a schema named after it), and, where it may create in public, as
 # public.idgen_lease before any server made it.
 
-my $hostile_table = <<'EOS';
-CREATE TABLE idgen_lease (
-    shard integer PRIMARY KEY CHECK (shard >= 0),
-    owner text,
-    owner_name text,
-    valid_until timestamptz,
-    previous_until timestamptz,
-    renewed_at timestamptz
-);
+my $hostile_table = lease_table_1_1('idgen_lease') . <<'EOS';
 CREATE FUNCTION expire() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     NEW.valid_until := now() - interval '1 minute';
@@ -175,11 +92,10 @@ $hostile_table
 EOS
 
 {
-	my $a = minting_node('hostile_a', 'leases_hostile');
-	$a->poll_query_until('postgres',
-		"SELECT state = 'held' FROM idgen_leases() WHERE shard = 5")
-	  or die 'A did not take the lease on shard 5';
-	my $b = minting_node('hostile_b', 'leases_hostile');
+	my $hostile = registry_conninfo($registry, 'leases_hostile', 'idgen');
+	my $a = minting_node('hostile_a', $hostile);
+	wait_held($a, 5);
+	my $b = minting_node('hostile_b', $hostile);
 	my @minting = map { start_minting($_, 5) } $a, $b;
 	$_->finish for @minting;
 	compare_minted($a, $b, 'a hostile idgen_lease in the search_path');
@@ -202,7 +118,8 @@ $hostile_table
 EOS
 
 {
-	my $a = minting_node('owner_a', 'leases_owner');
+	my $a = minting_node('owner_a',
+		registry_conninfo($registry, 'leases_owner', 'idgen'));
 	ok( $a->wait_for_log(
 			qr/"public\.idgen_lease" is owned by role "mallory"/),
 		'a server refuses an idgen_lease owned by another role');
@@ -239,11 +156,8 @@ $registry->reload;
 		],
 		[
 			'a wrong password',
-			'host='
-			  . $registry->host
-			  . ' port='
-			  . $registry->port
-			  . ' dbname=postgres user=idgen_pw password=Sekr1tWrong'
+			registry_conninfo($registry, 'postgres', 'idgen_pw')
+			  . ' password=Sekr1tWrong'
 		]);
 	for my $case (@cases)
 	{

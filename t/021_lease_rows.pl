@@ -26,7 +26,6 @@
 use strict;
 use warnings;
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -34,32 +33,10 @@ use Time::HiRes qw(usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use IdgenLease;
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', <<"EOS");
-CREATE ROLE idgen LOGIN;
-CREATE DATABASE leases OWNER idgen;
-EOS
 # A registry of 1.1: the servers add the guards to it.
-$registry->safe_psql('leases', <<"EOS");
-SET ROLE idgen;
-CREATE TABLE public.idgen_lease (
-    shard integer PRIMARY KEY CHECK (shard >= 0),
-    owner text,
-    owner_name text,
-    valid_until timestamptz,
-    previous_until timestamptz,
-    renewed_at timestamptz
-);
-EOS
-my $conninfo =
-    'host='
-  . $registry->host
-  . ' port='
-  . $registry->port
-  . ' dbname=leases user=idgen';
+my ($registry, $conninfo) = lease_registry(table => '1.1');
 
 sub reg
 {
@@ -67,75 +44,10 @@ sub reg
 	return $registry->safe_psql('leases', $sql);
 }
 
-# A server minting for shard 5 into its table minted, errors ignored.
-sub minting_node
-{
-	my ($name, $own) = @_;
-	my $node = idgen_node($name, conf => <<"EOC");
-idgen.lease_registry = '$conninfo'
-idgen.lease_duration = '3s'
-idgen.max_wait = '200ms'
-idgen.shard_id = 5
-idgen.shard_ids = '$own'
-EOC
-	$node->start;
-	$node->safe_psql('postgres', <<'EOS');
-CREATE EXTENSION idgen;
-CREATE TABLE minted (id bigint);
-CREATE PROCEDURE mint_for(seconds float8) LANGUAGE plpgsql AS $$
-DECLARE
-    stop timestamptz := clock_timestamp() + seconds * interval '1 second';
-BEGIN
-    WHILE clock_timestamp() < stop LOOP
-        BEGIN
-            INSERT INTO minted SELECT idgen_next(5) FROM generate_series(1, 20);
-        EXCEPTION WHEN object_not_in_prerequisite_state THEN
-            NULL;
-        END;
-        COMMIT;
-        PERFORM pg_sleep(0.002);
-    END LOOP;
-END $$;
-EOS
-	return $node;
-}
-
-sub compare_minted
-{
-	my ($a, $b, $what, $both) = @_;
-	my $a_ms = minted($a);
-	my $b_ms = minted($b);
-	my ($n_a, $n_b, $common_ms, $common_ids) = (0, 0, 0, 0);
-	$n_a += @$_ for values %$a_ms;
-	for my $ms (keys %$b_ms)
-	{
-		$n_b += @{ $b_ms->{$ms} };
-		next unless $a_ms->{$ms};
-		$common_ms++;
-		my %in_a = map { $_ => 1 } @{ $a_ms->{$ms} };
-		$common_ids += grep { $in_a{$_} } @{ $b_ms->{$ms} };
-	}
-	diag "$what: A minted $n_a, B $n_b IDs of shard 5; "
-	  . "$common_ms milliseconds and $common_ids IDs in common";
-	cmp_ok($n_a + $n_b, '>', 0, "$what: the servers minted");
-	if ($both)
-	{
-		cmp_ok($n_a, '>', 0, "$what: A minted");
-		cmp_ok($n_b, '>', 0, "$what: B minted");
-	}
-	is($common_ms,  0, "$what: no millisecond stamped by both servers");
-	is($common_ids, 0, "$what: no ID minted by both servers");
-	return;
-}
-
-my $a = minting_node('rows_a', '7');
-$a->poll_query_until('postgres',
-	"SELECT state = 'held' FROM idgen_leases() WHERE shard = 5")
-  or die 'A did not take the lease on shard 5';
-my $b = minting_node('rows_b', '6');
-$b->poll_query_until('postgres',
-	"SELECT state = 'held' FROM idgen_leases() WHERE shard = 6")
-  or die 'B did not take the lease on shard 6';
+my $a = minting_node('rows_a', $conninfo, "idgen.shard_ids = '7'\n");
+wait_held($a, 5);
+my $b = minting_node('rows_b', $conninfo, "idgen.shard_ids = '6'\n");
+wait_held($b, 6);
 my %token = (
 	$a->name => reg('SELECT owner FROM public.idgen_lease WHERE shard = 7'),
 	$b->name => reg('SELECT owner FROM public.idgen_lease WHERE shard = 6'));

@@ -25,31 +25,24 @@ use File::Temp qw(tempfile);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use IdgenLease;
 
 plan skip_all => 'gdb is not installed'
   unless system('gdb --version >/dev/null 2>&1') == 0;
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-my $registry_conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+my ($registry, $registry_conninfo) = lease_registry(superuser => 1);
 
 # Rounds every 2 s; a small share of descriptors, used up quickly.
-my $a = idgen_node('a', conf => <<"EOC");
-idgen.lease_registry = '$registry_conninfo'
+my $a = lease_node('a', $registry_conninfo, conf => <<"EOC");
 idgen.lease_duration = '6s'
 idgen.shard_id = 5
 max_files_per_process = 200
 EOC
 $a->start;
 $a->safe_psql('postgres', 'CREATE EXTENSION idgen');
-$a->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM idgen_leases() WHERE state = 'held'")
-  or die 'A did not take its lease';
+wait_held($a, 5);
 
-my $worker = $a->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen lease'");
+my $worker = lease_worker_pid($a);
 
 sub registry_session
 {
@@ -124,11 +117,7 @@ unlike(
 	slurp_file($a->logfile, $log_offset),
 	qr/could not reserve a file descriptor|epoll_create1 failed/,
 	'without running short');
-is( $a->safe_psql(
-		'postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen lease'"),
-	$worker,
-	'in the same worker');
+is(lease_worker_pid($a), $worker, 'in the same worker');
 is( $a->safe_psql(
 		'postgres', "SELECT state FROM idgen_leases() WHERE shard = 5"),
 	'held',

@@ -18,23 +18,19 @@ use Time::HiRes qw(usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use IdgenLease;
 
 libfaketime();    # dies early without it
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-my $conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+my ($registry, $conninfo) = lease_registry(superuser => 1);
 
 # rounds every second; 2 s of offset allowed; B, later, is configured alike
 my $conf = <<"EOC";
-idgen.lease_registry = '$conninfo'
 idgen.lease_duration = '3s'
 idgen.max_clock_offset = '2s'
 idgen.shard_id = 1
 EOC
-my $a = idgen_node('a', conf => $conf);
+my $a = lease_node('a', $conninfo, conf => $conf);
 my $clock = PostgreSQL::Test::Utils::tempdir() . '/clock';
 set_clock_offset($clock, 0);
 start_with_clock($a, $clock);
@@ -115,7 +111,7 @@ cmp_ok($largest, '>', 4000, "and the largest seen is kept ($largest ms)");
 # and A, whose clock puts that end 20 s further off, still finds B in the
 # row and stops showing (and minting for) the shard within a round.
 set_clock_offset($clock, -20);
-my $b = idgen_node('b', conf => $conf);
+my $b = lease_node('b', $conninfo, conf => $conf);
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION idgen');
 ok( $b->poll_query_until('postgres',

@@ -31,12 +31,9 @@ use Time::HiRes qw(time usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use IdgenLease;
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-my $registry_conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+my ($registry, $registry_conninfo) = lease_registry(superuser => 1);
 
 # The template: the extension made, then the configuration every copy
 # shares, with no number of its own.
@@ -235,15 +232,7 @@ push @{ $ids{s1} }, @after;
 # s1 frozen past its lease; s5 claims its shard; s1, resumed, does not mint
 # for it.
 
-my @frozen = ($s1->{_pid});
-foreach my $stat (glob '/proc/[0-9]*/stat')
-{
-	open my $fh, '<', $stat or next;
-	my $line = <$fh>;
-	close $fh;
-	push @frozen, $1
-	  if defined $line && $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $s1->{_pid};
-}
+my @frozen = server_pids($s1);
 kill 'STOP', @frozen;
 note 'froze s1: ' . join(' ', @frozen);
 
@@ -296,16 +285,11 @@ my $s5_port = $s5->port;
 slow_takes($registry, $s5);
 $log_offset = -s $s5->logfile;
 $s5->start;
-$registry->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'idgen lease' AND wait_event = 'PgSleep'"
-) or die 's5\'s claim did not reach its COMMIT';
-kill 'KILL', $s5->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen lease'");
+wait_slow_take($registry) or die 's5\'s claim did not reach its COMMIT';
+kill 'KILL', lease_worker_pid($s5);
 ok($s5->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset),
 	's5 restarts after a crash while its claim commits');
-$registry->poll_query_until('postgres',
-	"SELECT count(*) = 0 FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
-$registry->safe_psql('postgres', 'DROP TRIGGER slow_take ON idgen_lease');
+end_slow_takes($registry);
 is( $registry->safe_psql('postgres',
 		"SELECT string_agg(shard::text, ',') FROM idgen_lease WHERE owner_name LIKE '% port $s5_port,%' AND owner IS NOT NULL"
 	),

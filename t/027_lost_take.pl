@@ -22,10 +22,9 @@ use Time::HiRes qw(time usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use IdgenLease;
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
+my ($registry, $direct) = lease_registry(superuser => 1);
 my $sockpath = $registry->host . '/.s.PGSQL.' . $registry->port;
 my $flag = $PostgreSQL::Test::Utils::tmp_check . '/drop_reply';
 
@@ -73,15 +72,14 @@ if ($ppid == 0)
 }
 
 my $via = "host=127.0.0.1 port=$pport dbname=postgres";
-my $direct = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
 my $common = <<"EOC";
 idgen.shard_pool = '5'
 idgen.lease_duration = '30s'
 idgen.max_lead = '40s'
 idgen.max_wait = '40s'
 EOC
-my $a = idgen_node('a', conf => "idgen.lease_registry = '$via'\n$common");
-my $b = idgen_node('b', conf => "idgen.lease_registry = '$direct'\n$common");
+my $a = lease_node('a', $via, conf => $common);
+my $b = lease_node('b', $direct, conf => $common);
 $a->start;
 $a->safe_psql('postgres', 'CREATE EXTENSION idgen');
 $a->poll_query_until('postgres', 'SELECT shard = 5 FROM idgen_stats') or die 'A holds no shard';
@@ -107,14 +105,10 @@ note sprintf('B claimed, minted %s IDs (%s .. %s, up to %s) and gave back, %.1f 
 note $registry->safe_psql('postgres', 'SELECT * FROM idgen_lease WHERE shard = 5');
 
 slow_takes($registry, $a);
-$registry->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'idgen lease' AND wait_event = 'PgSleep'")
-  or die 'A did not take';
+wait_slow_take($registry) or die 'A did not take';
 open my $fh, '>', $flag or die; close $fh;
 note sprintf('A takes, %.1f s after t0; its COMMIT reply will be dropped', time - $t0);
-$registry->poll_query_until('postgres',
-	"SELECT count(*) = 0 FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
-$registry->safe_psql('postgres', 'DROP TRIGGER slow_take ON idgen_lease');
+end_slow_takes($registry);
 ok(!-e $flag, 'the answer to the COMMIT of the take was lost');
 sleep 3;
 note $registry->safe_psql('postgres', 'SELECT * FROM idgen_lease WHERE shard = 5');

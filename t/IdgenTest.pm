@@ -15,7 +15,8 @@ IdgenTest - helpers shared by the idgen TAP tests (t/*.pl)
 
 =head1 DESCRIPTION
 
-Everything below is exported.
+Everything below is exported.  The lease tests' registry and minting
+servers are in IdgenLease.pm.
 
   @all_ids                every ID the test saw, in mint order (mint()
                           pushes onto it; tests push IDs they mint otherwise)
@@ -60,10 +61,6 @@ Everything below is exported.
                           one test per idgen worker running: its own
                           clock (the stamp of a line it logs) is within
                           $slack s (5) of the real one plus $offset
-  start_minting($node, $seconds)
-                          CALL mint_for($seconds), a procedure the test
-                          made, in the background (IPC::Run harness)
-  minted($node)           the IDs in the node's table minted, by millisecond
   misdecoded($node, $where, $epoch, $shard_bits, $sequence_bits, $shard [, $version])
                           "bad|all": of the rows of table items WHERE
                           $where, how many the decoders do not decode as
@@ -82,7 +79,6 @@ use warnings;
 
 use Exporter 'import';
 use JSON::PP;
-use IPC::Run ();
 use Time::HiRes ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -102,11 +98,8 @@ our @EXPORT = qw(
   set_clock_offset
   workers_follow_clock
   start_with_clock
-  start_minting
-  minted
   max_id
   min_id
-  slow_takes
   log_has
   stamp_refuses
   misdecoded
@@ -368,39 +361,6 @@ sub start_with_clock
 	return $node->start(%params);
 }
 
-# Two servers minting one shard at once (t/017, t/021).
-sub start_minting
-{
-	my ($node, $seconds) = @_;
-	my ($out, $err) = ('', '');
-	return IPC::Run::start(
-		[
-			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
-			$node->connstr('postgres'), '-c', "CALL mint_for($seconds)"
-		],
-		'>', \$out, '2>', \$err);
-}
-
-# Holds for 2 s the COMMIT of each registry transaction that makes $node
-# the owner of a row (a deferred trigger, slow_take): long enough to aim a
-# fault at the answer.  The caller drops it: DROP TRIGGER slow_take ON
-# idgen_lease.
-sub slow_takes
-{
-	my ($registry, $node) = @_;
-	my $port = $node->port;
-	$registry->safe_psql(
-		'postgres', qq{
-CREATE FUNCTION slow_take() RETURNS trigger LANGUAGE plpgsql AS
-  \$\$BEGIN PERFORM pg_sleep(2); RETURN NULL; END\$\$;
-CREATE CONSTRAINT TRIGGER slow_take AFTER UPDATE ON idgen_lease
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-  WHEN (NEW.owner IS NOT NULL AND OLD.owner IS DISTINCT FROM NEW.owner
-        AND NEW.owner_name LIKE '% port $port,%')
-  EXECUTE FUNCTION slow_take()});
-	return;
-}
-
 # The largest and the smallest of a list of IDs.
 sub max_id
 {
@@ -416,24 +376,6 @@ sub min_id
 	my $min = $ids->[0];
 	$_ < $min and $min = $_ foreach @$ids;
 	return $min;
-}
-
-# Every ID a server minted, by millisecond (since 1970).
-sub minted
-{
-	my ($node) = @_;
-	my %ms;
-	for my $line (
-		split /\n/,
-		$node->safe_psql(
-			'postgres',
-			"SELECT id || ' ' || (extract(epoch FROM id_to_timestamp(id)) * 1000)::bigint FROM minted"
-		))
-	{
-		my ($id, $ms) = split / /, $line;
-		push @{ $ms{$ms} }, $id;
-	}
-	return \%ms;
 }
 
 sub misdecoded
