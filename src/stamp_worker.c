@@ -103,22 +103,12 @@ idgen_stamps_replayed(const IdgenLayoutHistory *h)
 /* ---- Starting the worker (the fence worker) ---- */
 
 static void
-stamps_worker(BackgroundWorker *worker, Oid dboid)
-{
-	/* the fence worker starts the one that lists again, not the postmaster */
-	idgen_describe_worker(worker, "idgen stamps", "idgen_stamps_worker_main",
-						  BGW_NEVER_RESTART);
-	worker->bgw_main_arg = ObjectIdGetDatum(dboid);
-}
-
-static void
 launch(bool warn)
 {
-	BackgroundWorker worker;
-
-	stamps_worker(&worker, InvalidOid);
 	launched_at = GetCurrentTimestamp();
-	if (!RegisterDynamicBackgroundWorker(&worker, &lister))
+	/* the fence worker starts the one that lists again, not the postmaster */
+	if (!idgen_start_worker("idgen stamps", "idgen_stamps_worker_main",
+							ObjectIdGetDatum(InvalidOid), 0, &lister))
 	{
 		lister = NULL;
 		if (warn)
@@ -280,14 +270,13 @@ idgen_stamps_worker_main(Datum main_arg)
 	oids = database_list();
 	foreach(lc, oids)
 	{
-		BackgroundWorker worker;
 		BackgroundWorkerHandle *handle;
 		pid_t		pid;
 
 		idgen_stamps_set_last_database(InvalidOid);
-		stamps_worker(&worker, lfirst_oid(lc));
-		worker.bgw_notify_pid = MyProcPid;
-		if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		if (!idgen_start_worker("idgen stamps", "idgen_stamps_worker_main",
+								ObjectIdGetDatum(lfirst_oid(lc)), MyProcPid,
+								&handle))
 		{
 			ereport(WARNING,
 					(errmsg("could not start the \"idgen stamps\" worker for database %u",

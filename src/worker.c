@@ -66,6 +66,24 @@ idgen_register_worker(const char *name, const char *function_name)
 	RegisterBackgroundWorker(&worker);
 }
 
+/*
+ * A worker started now, from a running process, never started again by
+ * the postmaster (its starter decides), notify_pid told of its start and
+ * exit (0: nobody).  False when no background worker slot is free.
+ */
+bool
+idgen_start_worker(const char *name, const char *function_name,
+				   Datum main_arg, pid_t notify_pid,
+				   BackgroundWorkerHandle **handle)
+{
+	BackgroundWorker worker;
+
+	idgen_describe_worker(&worker, name, function_name, BGW_NEVER_RESTART);
+	worker.bgw_main_arg = main_arg;
+	worker.bgw_notify_pid = notify_pid;
+	return RegisterDynamicBackgroundWorker(&worker, handle);
+}
+
 /* On a fresh segment, with AddinShmemInitLock held. */
 void
 idgen_worker_latch_init(IdgenWorkerLatch *wl)

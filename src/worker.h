@@ -46,6 +46,9 @@ typedef IdgenAwait (*IdgenAwaitCheck) (void *arg);
 extern void idgen_describe_worker(BackgroundWorker *worker, const char *name,
 								  const char *function_name, int restart_time);
 extern void idgen_register_worker(const char *name, const char *function_name);
+extern bool idgen_start_worker(const char *name, const char *function_name,
+							   Datum main_arg, pid_t notify_pid,
+							   BackgroundWorkerHandle **handle);
 
 extern void idgen_worker_latch_init(IdgenWorkerLatch *wl);
 extern void idgen_worker_latch_set(IdgenWorkerLatch *wl, Latch *latch);
