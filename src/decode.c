@@ -150,15 +150,10 @@ idgen_min_id_at(TimestampTz ts)
 						   timestamptz_to_str(v->layout.epoch)),
 				 errhint("Use a timestamp on or after the epoch.")));
 
-	/*
-	 * ts >= epoch, so the difference is non-negative, but it may not fit in
-	 * an int64 (the largest timestamp less an epoch long before 2000): it
-	 * does in a uint64, and in milliseconds it fits an int64 again.
-	 */
 	if (TIMESTAMP_IS_NOEND(ts))
 		ms = max_ms;
 	else
-		ms = (int64) (((uint64) ts - (uint64) v->layout.epoch) / 1000);
+		ms = idgen_ms_of_timestamptz(&v->layout, ts);
 	if (ms >= max_ms)
 	{
 		/* a version that ended before the next began: the next's first */

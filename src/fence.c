@@ -210,7 +210,7 @@ checkpoint_floor_id(const ControlFileData *ctl, const IdgenLayoutVersion *v)
 	int64		ms = 0;
 
 	if (t > v->layout.epoch)
-		ms = (int64) (((uint64) t - (uint64) v->layout.epoch) / 1000) + 1;
+		ms = idgen_ms_of_timestamptz(&v->layout, t) + 1;
 	ms += (int64) idgen_max_lead + idgen_fence_horizon;
 	return idgen_first_id_of_ms(&v->layout, Min(ms, idgen_max_ms(&v->layout)));
 }

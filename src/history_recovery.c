@@ -198,7 +198,7 @@ change_at_ms(void)
 	if (TIMESTAMP_IS_NOBEGIN(at))
 		return -1;
 	if (at < idgen_layout.epoch ||
-		(ms = (int64) (((uint64) at - (uint64) idgen_layout.epoch) / 1000)) >= idgen_max_ms(&idgen_layout))
+		(ms = idgen_ms_of_timestamptz(&idgen_layout, at)) >= idgen_max_ms(&idgen_layout))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" is outside the new layout", "idgen.layout_change_at"),

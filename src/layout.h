@@ -150,6 +150,20 @@ idgen_ms_of_id(const IdgenLayout *l, uint64 id)
 	return (int64) (id >> idgen_low_bits(l));
 }
 
+/*
+ * The millisecond of an instant at or after the epoch, rounded down, not
+ * capped at the layout's end (the inverse of idgen_ms_to_timestamptz).
+ * From an epoch long before 2000 to a late instant the span overflows an
+ * int64 of microseconds but not a uint64, and in milliseconds fits an
+ * int64 again.
+ */
+static inline int64
+idgen_ms_of_timestamptz(const IdgenLayout *l, TimestampTz t)
+{
+	Assert(t >= l->epoch);
+	return (int64) (((uint64) t - (uint64) l->epoch) / 1000);
+}
+
 /* The same layout: the same epoch and widths. */
 static inline bool
 idgen_layout_equal(const IdgenLayout *a, const IdgenLayout *b)

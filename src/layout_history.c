@@ -135,9 +135,8 @@ idgen_server_history(uint32 *changes_out)
 TimestampTz
 idgen_version_start(const IdgenLayoutVersion *v)
 {
-	uint64		ms = (uint64) idgen_ms_of_id(&v->layout, v->first_id);
-
-	return (TimestampTz) ((uint64) v->layout.epoch + ms * 1000);
+	return idgen_ms_to_timestamptz(&v->layout,
+								   idgen_ms_of_id(&v->layout, v->first_id));
 }
 
 /*
