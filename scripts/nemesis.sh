@@ -4,6 +4,7 @@
 #	bash scripts/nemesis.sh                          # the seeds CI runs
 #	bash scripts/nemesis.sh --seed 7 --minutes 10    # one long run
 #	bash scripts/nemesis.sh --seed 1,2,3 --servers 5
+#	bash scripts/nemesis.sh --faults partition,several
 #
 # Servers minting under a seeded nemesis, every ID a client was given
 # counted (see t/nemesis/001_unique_ids.pl); the same seed draws the same
@@ -13,6 +14,7 @@
 #	--seed N[,N...]   the seeds, one run each (1,2)
 #	--minutes M       minutes of each run (CI runs 40 s: 0.67)
 #	--servers K       minting servers (3)
+#	--faults F[,F...] the faults to draw from (all of them)
 
 set -euo pipefail
 
@@ -23,7 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 usage()
 {
-	sed -n '3,5p' "${BASH_SOURCE[0]}" | sed 's/^#\t//' >&2
+	sed -n '3,6p' "${BASH_SOURCE[0]}" | sed 's/^#\t//' >&2
 	exit 2
 }
 
@@ -41,6 +43,12 @@ while [ $# -gt 0 ]; do
 			[ $# -ge 2 ] || usage
 			[[ $2 =~ ^[1-9][0-9]*$ ]] || idgen_die "--servers takes a positive number, not '$2'"
 			export IDGEN_NEMESIS_SERVERS=$2
+			shift 2
+			;;
+		--faults)
+			[ $# -ge 2 ] || usage
+			[[ $2 =~ ^[a-z_0-9]+(,[a-z_0-9]+)*$ ]] || idgen_die "--faults takes names separated by commas, not '$2'"
+			export IDGEN_NEMESIS_FAULTS=$2
 			shift 2
 			;;
 		*) usage ;;

@@ -17,11 +17,12 @@
 # seed in two runs the registry with synchronous_commit = off), restarts a
 # server without its state file, starts a clone of a running server from
 # a base backup with the same settings, promotes a streaming standby of the
-# first server while that server runs (then stops it), and copies rows with
-# explicit IDs
-# of a server's shard ahead of its generator (then idgen_advance_past, as
-# an import does).  The schedule is printed before it runs; the same seed
-# draws the same schedule.
+# first server while that server runs (then stops it), copies rows with
+# explicit IDs of a server's shard ahead of its generator (then
+# idgen_advance_past, as an import does), cuts a server off from the
+# registry past its lease (Partition.pm), and does several of these at
+# once to one server.  The schedule is printed before it runs; the same
+# seed draws the same schedule.
 #
 # The checker prints, per server and in all: attempted, acknowledged,
 # duplicated, out of order within a client, and lost (an acknowledged
@@ -47,7 +48,9 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 use FindBin;
 use lib "$FindBin::RealBin/..";
+use lib "$FindBin::RealBin";
 use IdgenTest;
+use Partition;
 
 libfaketime();    # dies early without it
 
@@ -62,7 +65,33 @@ my $work = PostgreSQL::Test::Utils::tempdir();
 
 my @faults = qw(kill9 kill9_worker freeze step_ahead step_behind strobe
   down_hour_back registry_kill registry_freeze no_state_file clone
-  explicit_ahead promote);
+  explicit_ahead promote partition partition_reset several);
+# By hand, the faults to draw from: IDGEN_NEMESIS_FAULTS=partition,freeze
+if ($ENV{IDGEN_NEMESIS_FAULTS})
+{
+	my %known = map { ($_ => 1) } @faults;
+	@faults = split /,/, $ENV{IDGEN_NEMESIS_FAULTS};
+	$known{$_} or die "no fault is called $_; the faults: @{[ sort keys %known ]}"
+	  for @faults;
+}
+
+# Several faults at once on one server: one from each of two or three of
+# these kinds, the network's first, so that the server is cut off or its
+# clock moved when it is stopped, frozen or started again.
+my @kinds = (
+	[qw(partition partition_reset registry_freeze registry_kill)],
+	[qw(step_ahead step_behind strobe)],
+	[qw(kill9 kill9_worker freeze no_state_file down_hour_back)]);
+
+sub several
+{
+	my @chosen;
+	while (@chosen < 2)
+	{
+		@chosen = map { $_->[ int(rand(@$_)) ] } grep { rand() < 0.75 } @kinds;
+	}
+	return join('+', @chosen);
+}
 
 sub schedule
 {
@@ -77,6 +106,7 @@ sub schedule
 		my $fault = $faults[ int(rand(@faults)) ];
 		next if $fault eq 'clone' && $clones++ > 0;    # one clone a run
 		next if $fault eq 'promote' && $promotions++ > 0;    # one standby
+		$fault = several() if $fault eq 'several';
 		push @events, [ $t, $fault, int(rand($nservers)) ];
 		$t += 2 + int(rand(3));
 	}
@@ -137,6 +167,7 @@ sub client
 my $registry;
 my $standby;    # streaming from the first server, until promoted
 my %clock;    # node name -> its clock file
+my %relay;    # node name -> its way to the registry (a Partition)
 
 # The postmaster and its children, from /proc (a minimal root has no ps).
 sub postmaster_pids
@@ -201,8 +232,10 @@ sub start_server
 
 sub new_server
 {
-	my ($name, $conf) = @_;
-	my $node = idgen_node($name, allows_streaming => 1, conf => $conf);
+	my ($name, $pool) = @_;
+	$relay{$name} = Partition->start($registry->host, $registry->port);
+	my $node = idgen_node($name, allows_streaming => 1,
+		conf => server_conf($pool, $relay{$name}));
 	$clock{$name} = "$work/clock_$name";
 	set_clock_offset($clock{$name}, 0);
 	start_server($node) or die "$name did not start";
@@ -211,9 +244,8 @@ sub new_server
 
 sub server_conf
 {
-	my ($pool) = @_;
-	my $conninfo =
-	  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+	my ($pool, $relay) = @_;
+	my $conninfo = 'host=127.0.0.1 port=' . $relay->port . ' dbname=postgres';
 	return <<"EOC";
 idgen.lease_registry = '$conninfo'
 idgen.shard_pool = '$pool'
@@ -254,18 +286,36 @@ sub later
 # a base backup or a copy, and two writers would race on one clock file.
 my %busy;
 
+my %lasts = (
+	kill9 => 1.5, freeze => $lease_s + 1.5, step_ahead => 3.5,
+	step_behind => 3.5, strobe => 2.5, down_hour_back => 3.5,
+	registry_kill => 1.5, registry_freeze => 2.5,
+	partition => $lease_s + 2.5, partition_reset => $lease_s + 2.5);
+
 sub run_fault
+{
+	my ($fault, $node, @rest) = @_;
+	my @parts = split /\+/, $fault;
+	my @targets = map { /^registry_/ ? 'registry' : $node->name } @parts;
+	foreach my $target (@targets)
+	{
+		return event("$fault of $target skipped: it is in the midst of another fault")
+		  if ($busy{$target} // 0) > time;
+	}
+	event("several faults at once on " . $node->name . ": $fault") if @parts > 1;
+	foreach my $i (0 .. $#parts)
+	{
+		my $end = time + ($lasts{ $parts[$i] } // 0);
+		$busy{ $targets[$i] } = $end if $end > ($busy{ $targets[$i] } // 0);
+		run_one_fault($parts[$i], $node, @rest);
+	}
+	return;
+}
+
+sub run_one_fault
 {
 	my ($fault, $node, $servers, $pending, $clients, $until, $seed) = @_;
 	my $name = $node->name;
-	my $target = $fault =~ /^registry_/ ? 'registry' : $name;
-	return event("$fault of $target skipped: it is in the midst of another fault")
-	  if ($busy{$target} // 0) > time;
-	$busy{$target} = time + {
-		kill9 => 1.5, freeze => $lease_s + 1.5, step_ahead => 3.5,
-		step_behind => 3.5, strobe => 2.5, down_hour_back => 3.5,
-		registry_kill => 1.5, registry_freeze => 2.5
-	}->{$fault} // 0;
 	if ($fault eq 'kill9')
 	{
 		event("kill -9 of $name");
@@ -328,6 +378,19 @@ sub run_fault
 		later($pending, 3, "$name\'s clock set right",
 			sub { set_clock_offset($clock{$name}, 0) });
 	}
+	elsif ($fault eq 'partition' || $fault eq 'partition_reset')
+	{
+		my $relay = $relay{$name};
+		my @behind = sort grep { $relay{$_} == $relay } keys %relay;
+		event("$name cut off from the registry, past its lease (@behind)");
+		$relay->cut;
+		my $reset = $fault eq 'partition_reset';
+		later($pending, $lease_s + 2,
+			$reset
+			? "$name\'s partition healed, its connections reset"
+			: "$name\'s partition healed, what waited let through",
+			sub { $relay->heal(reset => $reset) });
+	}
 	elsif ($fault eq 'registry_kill')
 	{
 		event('kill -9 of the registry');
@@ -359,6 +422,7 @@ sub run_fault
 		my $clone = PostgreSQL::Test::Cluster->new("clone_${name}");
 		$clone->init_from_backup($node, $backup, standby => 0);
 		$clock{ $clone->name } = "$work/clock_" . $clone->name;
+		$relay{ $clone->name } = $relay{$name};    # its settings
 		set_clock_offset($clock{ $clone->name }, 0);
 		event("a clone of $name started from a base backup, with its settings");
 		start_server($clone);
@@ -521,8 +585,10 @@ sub run_seed
 	  if $seed % 2 == 0;
 	$registry->start;
 
-	my $pool = '10-' . (10 + $nservers + 1);
-	my @servers = map { new_server("s${_}_$seed", server_conf($pool)) } 1 .. $nservers;
+	# a shard for each server and none to spare: a clone or a promoted
+	# standby mints only once it takes a lease another server let lapse
+	my $pool = '10-' . (10 + $nservers - 1);
+	my @servers = map { new_server("s${_}_$seed", $pool) } 1 .. $nservers;
 	foreach my $node (@servers)
 	{
 		$node->safe_psql('postgres',
@@ -534,6 +600,7 @@ sub run_seed
 	$standby = PostgreSQL::Test::Cluster->new("standby_$seed");
 	$standby->init_from_backup($servers[0], "standby_$seed", has_streaming => 1);
 	$clock{ $standby->name } = "$work/clock_" . $standby->name;
+	$relay{ $standby->name } = $relay{ $servers[0]->name };    # its settings
 	set_clock_offset($clock{ $standby->name }, 0);
 	start_server($standby) or die 'the standby did not start';
 
@@ -588,6 +655,9 @@ sub run_seed
 	is($all->{lost}, 0, "seed $seed: no acknowledged INSERT was lost");
 	$_->stop('immediate', fail_ok => 1) for @servers, $registry, grep { defined } $standby;
 	$standby = undef;
+	my %relays = map { ($_ => $_) } values %relay;
+	$_->stop for values %relays;
+	%relay = ();
 	return;
 }
 
