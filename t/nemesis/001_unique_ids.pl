@@ -169,6 +169,18 @@ my $standby;    # streaming from the first server, until promoted
 my %clock;    # node name -> its clock file
 my %relay;    # node name -> its way to the registry (a Partition)
 
+# the relays are this process's children: none outlives a run that dies
+my $harness = $$;
+END
+{
+	if ($$ == $harness)
+	{
+		local $?;    # the test's exit status, which waitpid would change
+		my %relays = map { ($_ => $_) } values %relay;
+		$_->stop for values %relays;
+	}
+}
+
 # The postmaster and its children, from /proc (a minimal root has no ps).
 sub postmaster_pids
 {
@@ -196,6 +208,21 @@ sub command_of
 	$cmd =~ s/\0/ /g;
 	$cmd =~ s/\s+$//;
 	return $cmd;
+}
+
+# Processes left of a server whose postmaster is gone (frozen when it was
+# killed, say), by the cluster name in their titles: woken and killed at
+# the end of a run, so that none outlives it.
+sub orphans_of
+{
+	my ($name) = @_;
+	my @pids;
+	foreach my $cmdline (glob('/proc/[0-9]*/cmdline'))
+	{
+		my ($pid) = $cmdline =~ m{^/proc/(\d+)/};
+		push @pids, $pid if command_of($pid) =~ /^postgres: \Q$name\E: /;
+	}
+	return @pids;
 }
 
 # Dead, or a zombie nobody reaps (an init that does not, as on some
@@ -623,12 +650,16 @@ sub run_seed
 	my @todo = @events;
 	while (time < $until || @pending)
 	{
-		foreach my $p (grep { $_->[0] <= time } @pending)
+		# due and not due by one reading of the clock: an event falling due
+		# between two readings was dropped, and a server stayed frozen
+		my $now = time;
+		my @due = grep { $_->[0] <= $now } @pending;
+		@pending = grep { $_->[0] > $now } @pending;
+		foreach my $p (@due)
 		{
 			event($p->[1]);
 			$p->[2]->();
 		}
-		@pending = grep { $_->[0] > time } @pending;
 		while (@todo && $start + $todo[0][0] <= time)
 		{
 			my $e = shift @todo;
@@ -654,6 +685,12 @@ sub run_seed
 	is($all->{dups}, 0, "seed $seed: no ID was given twice");
 	is($all->{lost}, 0, "seed $seed: no acknowledged INSERT was lost");
 	$_->stop('immediate', fail_ok => 1) for @servers, $registry, grep { defined } $standby;
+	foreach my $node (@servers, $registry, grep { defined } $standby)
+	{
+		my @left = orphans_of($node->name) or next;
+		signal_all('CONT', @left);
+		signal_all('KILL', @left);
+	}
 	$standby = undef;
 	my %relays = map { ($_ => $_) } values %relay;
 	$_->stop for values %relays;
