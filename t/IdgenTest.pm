@@ -411,10 +411,11 @@ sub stamp_refuses
 	return $stderr;
 }
 
+# Whether the log, from offset on, gets a line matching re within seconds (30).
 sub log_has
 {
-	my ($node, $offset, $re) = @_;
-	foreach (1 .. 300)
+	my ($node, $offset, $re, $seconds) = @_;
+	foreach (1 .. ($seconds // 30) * 10)
 	{
 		return 1 if slurp_file($node->logfile, $offset) =~ $re;
 		Time::HiRes::usleep(100_000);
