@@ -169,16 +169,21 @@ my $standby;    # streaming from the first server, until promoted
 my %clock;    # node name -> its clock file
 my %relay;    # node name -> its way to the registry (a Partition)
 
-# the relays are this process's children: none outlives a run that dies
+# Stop the relays (a clone or a standby shares its origin's) and forget
+# them: at the end of each run, and of a run that dies, since they are this
+# process's children.
+sub stop_relays
+{
+	my %relays = map { ($_ => $_) } values %relay;
+	$_->stop for values %relays;
+	%relay = ();
+	return;
+}
 my $harness = $$;
 END
 {
-	if ($$ == $harness)
-	{
-		local $?;    # the test's exit status, which waitpid would change
-		my %relays = map { ($_ => $_) } values %relay;
-		$_->stop for values %relays;
-	}
+	local $?;    # the test's exit status, which waitpid would change
+	stop_relays() if $$ == $harness;
 }
 
 # The postmaster and its children, from /proc (a minimal root has no ps).
@@ -692,9 +697,7 @@ sub run_seed
 		signal_all('KILL', @left);
 	}
 	$standby = undef;
-	my %relays = map { ($_ => $_) } values %relay;
-	$_->stop for values %relays;
-	%relay = ();
+	stop_relays();
 	return;
 }
 
