@@ -1,11 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * durable_file.c
- *		Small files in the data directory: the state file and the layout
- *		history.
+ *		Small files in the data directory (the state file, the layout
+ *		history, the lanes), and idgen's WAL records made durable.
  *
  * A file is written to a temporary name, fsync'd and durable_rename'd, so a
- * crash leaves either the old file or the new one, whole.
+ * crash leaves either the old file or the new one, whole.  A record is
+ * flushed and received by the synchronous standbys before what it records
+ * is published.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -19,9 +21,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "replication/syncrep.h"
 #include "storage/fd.h"
 
 #include "durable_file.h"
+#include "wal_records.h"
 
 void
 idgen_write_durably(const char *path, const char *tmp_path,
@@ -96,4 +103,25 @@ idgen_read_whole(const char *path, void *buf, size_t bufsize)
 				(errcode_for_file_access(),
 				 errmsg("could not close file \"%s\": %m", path)));
 	return r;
+}
+
+/*
+ * Insert a record, flush it and wait for the synchronous standbys, with the
+ * writer's lock held; what it records is published only after this returns
+ * true.  SyncRepWaitForLSN gives up without error when we are told to die:
+ * then false, and the caller, having released its lock, exits without
+ * publishing a record the standbys may not have.  Only the fence worker
+ * calls this: it takes no cancel, which would end the wait unreceived.
+ */
+bool
+idgen_log_durably(uint8 info, const void *data, uint32 len)
+{
+	XLogRecPtr	lsn;
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) data, len);
+	lsn = XLogInsert(RM_IDGEN_ID, info);
+	XLogFlush(lsn);
+	SyncRepWaitForLSN(lsn, false);
+	return !ProcDiePending;
 }

@@ -17,5 +17,6 @@
 extern void idgen_write_durably(const char *path, const char *tmp_path,
 								const void *data, size_t len);
 extern int	idgen_read_whole(const char *path, void *buf, size_t bufsize);
+extern bool idgen_log_durably(uint8 info, const void *data, uint32 len);
 
 #endif							/* IDGEN_DURABLE_FILE_H */

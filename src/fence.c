@@ -77,6 +77,7 @@
 #include "fence_gate.h"
 #include "generator.h"
 #include "history_recovery.h"
+#include "lane.h"
 #include "layout.h"
 #include "layout_history.h"
 #include "stamp_worker.h"
@@ -510,26 +511,6 @@ idgen_fence_redo_history(const IdgenLayoutHistory *replayed)
 
 /* ---- the background worker ---- */
 
-/*
- * Insert a record, flush it and wait for the synchronous standbys, with the
- * fence lock held; what it records is published only after this returns
- * true.  SyncRepWaitForLSN gives up without error when we are told to die:
- * then false, and the caller, having released its lock, exits through
- * die_unpublished() without publishing a record the standbys may not have.
- */
-static bool
-log_durably(uint8 info, const void *data, uint32 len)
-{
-	XLogRecPtr	lsn;
-
-	XLogBeginInsert();
-	XLogRegisterData((char *) data, len);
-	lsn = XLogInsert(RM_IDGEN_ID, info);
-	XLogFlush(lsn);
-	SyncRepWaitForLSN(lsn, false);
-	return !ProcDiePending;
-}
-
 static void
 die_unpublished(void)
 {
@@ -562,7 +543,7 @@ fence_advance(void)
 
 	idgen_fence_lock();
 	write_state_file(&rec, NULL);
-	if (!log_durably(XLOG_IDGEN_FENCE, &rec, sizeof(rec)))
+	if (!idgen_log_durably(XLOG_IDGEN_FENCE, &rec, sizeof(rec)))
 	{
 		idgen_fence_unlock();
 		die_unpublished();
@@ -594,7 +575,7 @@ fence_log_history(void)
 	idgen_history_write_file(&history);
 	make_record(&rec, idgen_fence_ms());
 	write_state_file(&rec, &history);
-	if (!log_durably(XLOG_IDGEN_LAYOUTS, &history, sizeof(history)))
+	if (!idgen_log_durably(XLOG_IDGEN_LAYOUTS, &history, sizeof(history)))
 	{
 		idgen_fence_unlock();
 		die_unpublished();
@@ -674,6 +655,8 @@ idgen_fence_worker_main(Datum main_arg)
 	/* Record the layouts and open the first horizon before anyone asks. */
 	fence_log_history();
 	fence_advance();
+	idgen_lanes_note_live();
+	idgen_lanes_worker_step();
 	next_layout_warning_ms = idgen_wall_ms() + IDGEN_LAYOUT_END_WARNING_EVERY_MS;
 
 	for (;;)
@@ -692,6 +675,7 @@ idgen_fence_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			idgen_lanes_note_live();
 		}
 
 		/*
@@ -708,6 +692,7 @@ idgen_fence_worker_main(Datum main_arg)
 			(now >= wake_at && now - state_ms < IDGEN_FENCE_KEEP_OPEN_MS))
 			fence_advance();
 		fence_rewrite_after_checkpoint();
+		idgen_lanes_worker_step();
 		idgen_stamps_retry();
 
 		/* a clock stepped back does not put the next one off */

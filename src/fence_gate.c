@@ -107,6 +107,13 @@ idgen_fence_wake_worker(void)
 	idgen_worker_wake(&fence_gate->worker);
 }
 
+/* Wake the fence worker for the lanes, without asking for a fence. */
+void
+idgen_fence_poke_worker(void)
+{
+	idgen_worker_wake(&fence_gate->worker);
+}
+
 static IdgenAwait
 fence_passed(void *arg)
 {

@@ -51,6 +51,7 @@ idgen_fence_ms(void)
 }
 
 extern void idgen_fence_wake_worker(void);
+extern void idgen_fence_poke_worker(void);
 
 /*
  * After a mint or block that ends at ms: past where the worker wants to

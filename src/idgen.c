@@ -34,6 +34,7 @@
 #include "fence_gate.h"
 #include "generator.h"
 #include "idgen_compat.h"
+#include "lane.h"
 #include "layout.h"
 #include "layout_history.h"
 #include "layout_stamp.h"
@@ -104,6 +105,8 @@ _PG_init(void)
 	idgen_layout_init(idgen_epoch_setting, idgen_shard_bits_setting,
 					  idgen_sequence_bits_setting);
 	idgen_settings_recheck();
+	idgen_lane_shards_check(idgen_lease_registry != NULL &&
+							idgen_lease_registry[0] != '\0');
 	idgen_warn_layout_end((int64) idgen_layout_end_warning * 60 * 1000);
 	if (idgen_public_key != NULL && idgen_public_key[0] != '\0')
 		idgen_public_key_warn();
@@ -130,7 +133,9 @@ idgen_shmem_request(void)
 	RequestAddinShmemSpace(idgen_history_shmem_size());
 	RequestAddinShmemSpace(idgen_stamps_shmem_size());
 	RequestAddinShmemSpace(idgen_lease_shmem_size());
-	RequestNamedLWLockTranche(IDGEN_FENCE_LOCK_TRANCHE, 1);
+	RequestAddinShmemSpace(idgen_lanes_shmem_size());
+	/* the fence writers' lock, and the lanes' */
+	RequestNamedLWLockTranche(IDGEN_FENCE_LOCK_TRANCHE, 2);
 }
 
 static void
@@ -154,11 +159,16 @@ idgen_shmem_startup(void)
 	{
 		int64		fence_ms = idgen_fence_recover();	/* reads the file once */
 
+		/* above every lane's IDs too: a new layout version starts there */
+		idgen_lanes_shmem_startup();
+		fence_ms = Max(fence_ms, idgen_lanes_floor_ms());
 		fence_ms = Min(fence_ms, idgen_max_ms(&idgen_layout));
 		idgen_shmem_init(fence_ms);
 		idgen_fence_gate_shmem_init(fence_ms);
 		idgen_stamps_load_file();
 	}
+	else
+		idgen_lanes_shmem_startup();	/* attach */
 	idgen_lease_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 
@@ -296,6 +306,7 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 						 "idgen.max_advance")));
 
 	ahead_ms = idgen_raise_past(id);
+	idgen_lanes_raise_past(id);
 	if (ahead_ms > idgen_max_lead)
 		ereport(WARNING,
 				(errmsg("idgen's clock is now " INT64_FORMAT " ms ahead of the wall clock", ahead_ms),

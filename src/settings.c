@@ -48,6 +48,7 @@ char	   *idgen_public_key = NULL;
 char	   *idgen_lease_registry = NULL;
 int			idgen_lease_duration = IDGEN_DEFAULT_LEASE_DURATION_MS;
 int			idgen_max_clock_offset = IDGEN_DEFAULT_MAX_CLOCK_OFFSET_MS;
+int			idgen_backfill_max_shift = 0;
 
 /* idgen.epoch as written; idgen_epoch_setting is what it means */
 static char *epoch_text = NULL;
@@ -187,6 +188,14 @@ static const IdgenSetting settings[] = {
 		.int_boot = IDGEN_DEFAULT_MAX_WAIT_MS, .int_min = 0, .int_max = INT_MAX,
 	},
 	{
+		.name = "idgen.backfill_max_shift",
+		.short_desc = "How many milliseconds later than asked idgen_next_at() may mint when the lanes are full at the millisecond asked.",
+		.long_desc = "0: exactly the millisecond asked, or an error.",
+		.context = PGC_USERSET, .flags = GUC_UNIT_MS,
+		.type = SETTING_INT, .var.i = &idgen_backfill_max_shift,
+		.int_boot = 0, .int_min = 0, .int_max = 3600 * 1000,
+	},
+	{
 		.name = "idgen.max_advance",
 		.short_desc = "How far ahead of the wall clock idgen_advance_past() may move the generator.",
 		.long_desc = "Minting waits or fails until the wall clock catches up with an advance, and nothing undoes it: an ID further ahead is refused as a likely mistake.",
@@ -264,6 +273,16 @@ static const IdgenSetting settings[] = {
 		.string_boot = "",
 		.check.s = idgen_shard_pool_check_hook,
 		.string_assign = idgen_shard_pool_assign_hook,
+	},
+	{
+		.name = "idgen.backfill_shards",
+		.short_desc = "Shards reserved for minting at a given time (idgen_next_at), as a list such as '4000-4015'; never minted live.",
+		.long_desc = "Each is a backfill lane; at most 64.",
+		.context = PGC_POSTMASTER,
+		.type = SETTING_STRING, .var.s = &idgen_backfill_shards,
+		.string_boot = "",
+		.check.s = idgen_backfill_shards_check_hook,
+		.string_assign = idgen_backfill_shards_assign_hook,
 	},
 	{
 		.name = "idgen.epoch",

@@ -45,6 +45,7 @@ extern TimestampTz idgen_layout_change_at;	/* DT_NOBEGIN: at the start */
 extern IDGEN_HOT_GLOBAL int idgen_max_lead;
 extern IDGEN_HOT_GLOBAL int idgen_max_wait;
 extern int	idgen_max_advance;
+extern int	idgen_backfill_max_shift;	/* ms a backfill may spill */
 
 /* The fence worker. */
 extern int	idgen_fence_horizon;

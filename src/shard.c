@@ -35,6 +35,9 @@ char	   *idgen_shard_ids = NULL;
 /* idgen.shard_pool (PGC_POSTMASTER): shards to claim one of, with leases */
 char	   *idgen_shard_pool = NULL;
 
+/* idgen.backfill_shards (PGC_POSTMASTER): the lanes, never minted live */
+char	   *idgen_backfill_shards = NULL;
+
 typedef struct ShardRange
 {
 	int32		lo;
@@ -50,6 +53,7 @@ typedef struct ShardSet
 
 static ShardSet *owned_extra = NULL;
 static ShardSet *pool = NULL;
+static ShardSet *lanes = NULL;
 
 static int64
 max_shard(void)
@@ -192,6 +196,48 @@ parse_shard_list(const char *str)
 	return set;
 }
 
+static bool
+set_has(const ShardSet *set, int64 shard)
+{
+	for (int i = 0; set && i < set->nranges; i++)
+		if (shard >= set->ranges[i].lo && shard <= set->ranges[i].hi)
+			return true;
+	return false;
+}
+
+static int64
+set_size(const ShardSet *set)
+{
+	int64		n = 0;
+
+	for (int i = 0; set && i < set->nranges; i++)
+		n += (int64) set->ranges[i].hi - set->ranges[i].lo + 1;
+	return n;
+}
+
+/* A live shard may not be a lane: at reload, the new value is refused. */
+static bool
+clear_of_lanes(const ShardSet *set, int64 single)
+{
+	if (lanes == NULL)
+		return true;
+	if (single >= 0 && set_has(lanes, single))
+	{
+		GUC_check_errdetail("Shard " INT64_FORMAT " is a backfill lane (\"%s\"); a lane is never minted live.",
+							single, "idgen.backfill_shards");
+		return false;
+	}
+	for (int i = 0; set && i < set->nranges; i++)
+		for (int64 s = set->ranges[i].lo; s <= set->ranges[i].hi; s++)
+			if (set_has(lanes, s))
+			{
+				GUC_check_errdetail("Shard " INT64_FORMAT " is a backfill lane (\"%s\"); a lane is never minted live.",
+									s, "idgen.backfill_shards");
+				return false;
+			}
+	return true;
+}
+
 bool
 idgen_shard_id_check_hook(int *newval, void **extra, GucSource source)
 {
@@ -202,7 +248,7 @@ idgen_shard_id_check_hook(int *newval, void **extra, GucSource source)
 							idgen_layout.shard_bits, max_shard());
 		return false;
 	}
-	return true;
+	return clear_of_lanes(NULL, *newval);
 }
 
 bool
@@ -210,7 +256,7 @@ idgen_shard_ids_check_hook(char **newval, void **extra, GucSource source)
 {
 	ShardSet   *set = parse_shard_list(*newval ? *newval : "");
 
-	if (set == NULL)
+	if (set == NULL || !clear_of_lanes(set, -1))
 		return false;
 	*extra = set;
 	return true;
@@ -375,4 +421,83 @@ idgen_owned_shards(int32 **shards)
 			out[count++] = out[i];
 	*shards = out;
 	return count;
+}
+
+/* ---- the backfill lanes' shards (lane.c) ---- */
+
+bool
+idgen_backfill_shards_check_hook(char **newval, void **extra, GucSource source)
+{
+	ShardSet   *set = parse_shard_list(*newval ? *newval : "");
+
+	if (set == NULL)
+		return false;
+	if (set_size(set) > IDGEN_MAX_LANES)
+	{
+		GUC_check_errdetail("It names " INT64_FORMAT " shards; at most %d lanes are kept.",
+							set_size(set), IDGEN_MAX_LANES);
+		return false;
+	}
+	*extra = set;
+	return true;
+}
+
+void
+idgen_backfill_shards_assign_hook(const char *newval, void *extra)
+{
+	lanes = (ShardSet *) extra;
+}
+
+bool
+idgen_shard_is_lane(int32 shard)
+{
+	return set_has(lanes, shard);
+}
+
+/* The lanes' shards, ascending, into shards[IDGEN_MAX_LANES]. */
+int
+idgen_lane_shards(int32 *shards)
+{
+	int			n = 0;
+
+	for (int i = 0; lanes && i < lanes->nranges; i++)
+		for (int64 s = lanes->ranges[i].lo; s <= lanes->ranges[i].hi; s++)
+			shards[n++] = (int32) s;
+	return n;
+}
+
+/*
+ * At start, when the layout is fixed: lanes beside live shards, a pool or
+ * a lease registry are refused, with the server's start.
+ */
+void
+idgen_lane_shards_check(bool with_registry)
+{
+	int32		shards[IDGEN_MAX_LANES];
+	int			n = idgen_lane_shards(shards);
+
+	for (int i = 0; i < n; i++)
+	{
+		if (shards[i] > max_shard())
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("backfill lane %d is out of range", shards[i]),
+					 errdetail("With \"%s\" = %d, shards run from 0 to " INT64_FORMAT ".",
+							   "idgen.shard_bits", idgen_layout.shard_bits, max_shard()),
+					 errhint("Correct \"%s\".", "idgen.backfill_shards")));
+		if (shards[i] == idgen_shard_id || set_has(owned_extra, shards[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shard %d is both a live shard and a backfill lane", shards[i]),
+					 errdetail("A lane mints at past milliseconds; the live IDs of its shard sit there."),
+					 errhint("Name shards in \"%s\" that this node never mints live.",
+							 "idgen.backfill_shards")));
+	}
+	if (n > 0 && (idgen_shard_pool_set() || with_registry))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill lanes cannot be used with a lease registry yet"),
+				 errdetail("Lanes are fenced on one server; leasing them through the registry is not built."),
+				 errhint("Leave \"%s\" empty on servers with \"%s\", and backfill on a server without one.",
+						 "idgen.backfill_shards", "idgen.lease_registry")));
 }

@@ -34,6 +34,16 @@ extern void idgen_shard_pool_assign_hook(const char *newval, void *extra);
 extern bool idgen_shard_pool_set(void);
 extern int	idgen_shard_pool_ranges(int32 **lo, int32 **hi);
 
+/* idgen.backfill_shards: the shards the backfill lanes mint on (lane.c). */
+#define IDGEN_MAX_LANES	64
+extern char *idgen_backfill_shards;
+extern bool idgen_backfill_shards_check_hook(char **newval, void **extra,
+											 GucSource source);
+extern void idgen_backfill_shards_assign_hook(const char *newval, void *extra);
+extern bool idgen_shard_is_lane(int32 shard);
+extern int	idgen_lane_shards(int32 *shards);
+extern void idgen_lane_shards_check(bool with_registry);
+
 extern void idgen_shard_check_owned(int32 shard);
 extern int	idgen_owned_shards(int32 **shards);
 

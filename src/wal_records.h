@@ -26,6 +26,7 @@
 #define XLOG_IDGEN_FENCE		0x00
 #define XLOG_IDGEN_LAYOUTS		0x10	/* the layout history, whole */
 #define XLOG_IDGEN_STAMPED		0x20	/* the history every database has */
+#define XLOG_IDGEN_LANES		0x30	/* the backfill lanes' table, whole */
 
 #include "layout.h"
 
@@ -47,5 +48,47 @@ StaticAssertDecl(offsetof(IdgenFenceRecord, fence_id) == 0 &&
 				 offsetof(IdgenFenceRecord, layout.shard_bits) == 16 &&
 				 offsetof(IdgenFenceRecord, layout.sequence_bits) == 20,
 				 "IdgenFenceRecord is in WAL and the state file");
+
+/*
+ * What a LANES record and the file idgen.lanes carry (lane_table.c): for
+ * every lane this cluster has kept, the milliseconds it may have minted at,
+ * as ranges [lo, hi) of the layout named, and whether its past was
+ * attested; and the shards it has minted on live.  The record holds the
+ * lanes in use only (nlanes of them).
+ */
+#define IDGEN_LANE_MAX_RANGES	16
+#define IDGEN_LANE_MAX_LIVE		16
+#define IDGEN_LANE_TABLE_MAX	64	/* IDGEN_MAX_LANES, shard.h */
+
+typedef struct IdgenMsRange
+{
+	int64		lo;
+	int64		hi;				/* exclusive */
+} IdgenMsRange;
+
+#define IDGEN_LANE_ATTESTED		0x0001	/* its past is known: it may mint */
+
+typedef struct IdgenLaneEntry
+{
+	int32		shard;
+	int16		nranges;
+	uint16		flags;
+	IdgenMsRange ranges[IDGEN_LANE_MAX_RANGES];	/* ascending, disjoint */
+} IdgenLaneEntry;
+
+typedef struct IdgenLaneTable
+{
+	IdgenLayout layout;			/* the milliseconds' layout */
+	int32		unknown;		/* why the lanes wait (lane_table.h), or 0 */
+	int32		nlive;
+	int32		nlanes;
+	int32		unused;
+	IdgenMsRange live[IDGEN_LANE_MAX_LIVE]; /* shard numbers, [lo, hi) */
+	IdgenLaneEntry lanes[IDGEN_LANE_TABLE_MAX];
+} IdgenLaneTable;
+
+/* The bytes of a table with n lanes, as logged. */
+#define IDGEN_LANE_TABLE_SIZE(n) \
+	(offsetof(IdgenLaneTable, lanes) + (n) * sizeof(IdgenLaneEntry))
 
 #endif							/* IDGEN_WAL_RECORDS_H */

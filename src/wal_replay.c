@@ -22,6 +22,8 @@
 #include "lib/stringinfo.h"
 
 #include "fence.h"
+#include "lane.h"
+#include "lane_table.h"
 #include "layout_history.h"
 #include "stamp_worker.h"
 #include "wal_records.h"
@@ -70,6 +72,18 @@ idgen_redo(XLogReaderState *record)
 		history_data(record, &stamped, "stamped history");
 		idgen_stamps_replayed(&stamped);
 	}
+	else if (info == XLOG_IDGEN_LANES)
+	{
+		IdgenLaneTable table;
+		uint32		len = XLogRecGetDataLen(record);
+
+		if (len > sizeof(table))
+			elog(PANIC, "idgen_redo: invalid lanes record");
+		memcpy(&table, XLogRecGetData(record), len);
+		if (!idgen_lane_table_check(&table, len))
+			elog(PANIC, "idgen_redo: invalid lanes record");
+		idgen_lanes_redo(&table);
+	}
 	else
 		elog(PANIC, "idgen_redo: unknown op code %u", info);
 }
@@ -87,6 +101,15 @@ idgen_desc(StringInfo buf, XLogReaderState *record)
 		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
 		appendStringInfo(buf, "fence id " UINT64_FORMAT "; shard_bits %d, sequence_bits %d",
 						 rec.fence_id, rec.layout.shard_bits, rec.layout.sequence_bits);
+	}
+	else if (info == XLOG_IDGEN_LANES &&
+			 XLogRecGetDataLen(record) >= offsetof(IdgenLaneTable, lanes))
+	{
+		IdgenLaneTable table;
+
+		memcpy(&table, XLogRecGetData(record),
+			   Min(XLogRecGetDataLen(record), sizeof(table)));
+		appendStringInfo(buf, "%d lanes", table.nlanes);
 	}
 	else if ((info == XLOG_IDGEN_LAYOUTS || info == XLOG_IDGEN_STAMPED) &&
 			 XLogRecGetDataLen(record) == sizeof(IdgenLayoutHistory))
@@ -114,6 +137,8 @@ idgen_identify(uint8 info)
 			return "LAYOUTS";
 		case XLOG_IDGEN_STAMPED:
 			return "STAMPED";
+		case XLOG_IDGEN_LANES:
+			return "LANES";
 	}
 	return NULL;
 }

@@ -1,0 +1,484 @@
+/*-------------------------------------------------------------------------
+ *
+ * lane_durable.c
+ *		What the backfill lanes make durable, and what they know of their
+ *		past: the table at start, the fence worker's writes, replay, and
+ *		the operator's idgen_lanes_init() and idgen_advance_past().
+ *
+ * The fence worker alone writes while the server runs: it builds the table
+ * under the lanes' lock, writes the file and logs the record without it
+ * (backends never wait on the lock through an fsync or a synchronous
+ * standby), then publishes the fences of the ranges it wrote, if they are
+ * still open.  Replay writes before the worker starts.
+ *
+ * What cannot be known is refused, and the refusal is kept in the table, so
+ * that a restart does not forget it: lanes with no table of this cluster
+ * (the file missing or another cluster's), after an archive recovery, a
+ * promotion or a start from a base backup (the primary may have gone on
+ * past what this server received), and lanes new to the table, until
+ * idgen_lanes_init() attests them.  A shard ever minted live never becomes
+ * a lane.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/lane_durable.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "fence_gate.h"
+#include "lane.h"
+#include "lane_shmem.h"
+#include "settings.h"
+#include "shard.h"
+#include "worker.h"
+
+/* the fence worker: the checkpoint its last record follows */
+static XLogRecPtr logged_redo = InvalidXLogRecPtr;
+
+/* ---- the table in memory ---- */
+
+/* Every range of a table into the lanes; false if a lane found no room. */
+static bool
+take_table(const IdgenLaneTable *table)
+{
+	IdgenLaneTable merged;
+	bool		whole;
+
+	merged = idgen_lanes->base;
+	merged.nlanes = 0;
+	whole = idgen_lane_table_merge(&merged, table);
+	idgen_lanes->base.nlive = merged.nlive;
+	memcpy(idgen_lanes->base.live, merged.live, sizeof(merged.live));
+	for (int i = 0; i < merged.nlanes; i++)
+	{
+		IdgenLane  *lane = idgen_lane_of(merged.lanes[i].shard);
+
+		if (lane == NULL)
+		{
+			whole = false;
+			continue;
+		}
+		for (int j = 0; j < merged.lanes[i].nranges; j++)
+			idgen_lane_add_range(&lane->used, merged.lanes[i].ranges[j].lo,
+								 merged.lanes[i].ranges[j].hi);
+		lane->used.flags |= merged.lanes[i].flags;
+	}
+	return whole;
+}
+
+/* With the lock: which lanes mint, after anything they depend on moved. */
+void
+idgen_lanes_set_mints(void)
+{
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		lane->mints = lane->configured && lane_attested(lane) &&
+			!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard);
+	}
+}
+
+/*
+ * The table as it must be durable: each open range up to its fence, every
+ * lane with a past (attested, or raised past restored IDs).
+ */
+static void
+build_table(IdgenLaneTable *table, const int64 *fences)
+{
+	*table = idgen_lanes->base;
+	table->layout = idgen_layout;
+	table->unknown = idgen_lanes->unknown;
+	table->nlanes = 0;
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+		IdgenLaneEntry *entry;
+
+		if (!lane_attested(lane) && lane->used.nranges == 0)
+			continue;
+		entry = &table->lanes[table->nlanes++];
+		*entry = lane->used;
+		if (lane->open_lo >= 0)
+			idgen_lane_add_range(entry, lane->open_lo,
+								 fences ? fences[i] :
+								 (int64) pg_atomic_read_u64(&lane->fence));
+	}
+}
+
+static bool
+table_empty(void)
+{
+	return idgen_lanes->nlanes == 0 && idgen_lanes->base.nlive == 0;
+}
+
+/* ---- at start ---- */
+
+/*
+ * A server that replays WAL it did not write itself: a standby, a
+ * point-in-time restore, a start from a base backup.
+ */
+static bool
+recovering_from_elsewhere(void)
+{
+	struct stat st;
+
+	return stat(STANDBY_SIGNAL_FILE, &st) == 0 ||
+		stat(RECOVERY_SIGNAL_FILE, &st) == 0 ||
+		stat(BACKUP_LABEL_FILE, &st) == 0;
+}
+
+/*
+ * In the postmaster, on a fresh segment, after the fence is recovered: the
+ * table from the file; replay merges the rest in.
+ */
+void
+idgen_lanes_shmem_startup(void)
+{
+	bool		found;
+	IdgenLaneTable *table;
+	IdgenLaneFileRead kind;
+	int32		shards[IDGEN_MAX_LANES];
+	int			n;
+	IdgenLanesUnknown unknown;
+
+	idgen_lanes = ShmemInitStruct("idgen lanes", sizeof(IdgenLanes), &found);
+	if (found)
+		return;
+
+	memset(idgen_lanes, 0, sizeof(*idgen_lanes));
+	idgen_lanes->lock = &(GetNamedLWLockTranche(IDGEN_FENCE_LOCK_TRANCHE))[1].lock;
+	ConditionVariableInit(&idgen_lanes->cv);
+	pg_atomic_init_u64(&idgen_lanes->asked, 0);
+	pg_atomic_init_u64(&idgen_lanes->written, 0);
+	idgen_lanes->base.layout = idgen_layout;
+
+	table = palloc(sizeof(IdgenLaneTable));
+	kind = idgen_lane_table_read(table);
+	(void) take_table(table);	/* a file holds at most what fits */
+	n = idgen_lane_shards(shards);
+	for (int i = 0; i < n; i++)
+	{
+		IdgenLane  *lane = idgen_lane_of(shards[i]);
+
+		if (lane == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("idgen keeps at most %d backfill lanes", IDGEN_LANE_TABLE_MAX),
+					 errdetail("Shards this cluster used as lanes, or raised past restored IDs of, are kept with those named now."),
+					 errhint("Name in \"%s\" shards this cluster already keeps (see idgen_lanes()).",
+							 "idgen.backfill_shards")));
+		lane->configured = true;
+	}
+
+	/*
+	 * What replays WAL of another server never makes the lanes known,
+	 * however whole, since that server may have gone on past what was
+	 * received; and the refusal is written at once, to outlast the signal
+	 * files.
+	 */
+	if (recovering_from_elsewhere())
+		unknown = LANES_AFTER_RECOVERY;
+	else if (kind == LANE_FILE_MISSING)
+		unknown = LANES_NO_FILE;
+	else if (kind == LANE_FILE_FOREIGN)
+		unknown = LANES_FOREIGN_FILE;
+	else
+		unknown = (IdgenLanesUnknown) table->unknown;
+	idgen_lanes->unknown = unknown;
+	if (unknown != LANES_NO_FILE &&
+		(unknown != table->unknown || kind == LANE_FILE_FOREIGN))
+	{
+		build_table(table, NULL);
+		idgen_lane_table_write(table);
+	}
+	idgen_lanes_set_mints();
+	pfree(table);
+}
+
+/*
+ * The live generator starts above every lane's last millisecond: a former
+ * lane may be minted live, and a new layout version begins above every ID
+ * of the old one, lanes included.
+ */
+int64
+idgen_lanes_floor_ms(void)
+{
+	int64		floor = 0;
+
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	{
+		const IdgenLaneEntry *used = &idgen_lanes->lanes[i].used;
+
+		if (used->nranges > 0)
+			floor = Max(floor, used->ranges[used->nranges - 1].hi);
+	}
+	return floor;
+}
+
+/* ---- what the worker makes durable ---- */
+
+/*
+ * Where the worker moves an open range's fence: past what was asked, by a
+ * horizon that doubles with the range (a sweeping import asks ever less
+ * often), never to the next used range, nor further ahead of the wall
+ * clock than a mint may be.
+ */
+static int64
+fence_target(const IdgenLane *lane, int64 fence, int64 now)
+{
+	int64		horizon = Max((int64) idgen_fence_horizon, fence - lane->open_lo);
+	int64		target;
+
+	if (lane->open_lo < 0 || lane->need < fence)
+		return fence;
+	target = lane->need + 1 + horizon;
+	target = Min(target, lane->cap);
+	target = Min(target, now + idgen_max_lead + idgen_fence_horizon + 1);
+	target = Min(target, idgen_max_ms(&idgen_layout));
+	return Max(target, fence);
+}
+
+/*
+ * In the fence worker: make the table durable when a backend asked, or a
+ * checkpoint passed since it was last logged (so that crash recovery from
+ * that checkpoint finds it whole even without the file), then publish the
+ * fences of the ranges written.  The re-log after a checkpoint comes at the
+ * worker's next round: until then, recovery from that checkpoint without
+ * the file finds no table, and refuses (LANES_NO_FILE).
+ */
+void
+idgen_lanes_worker_step(void)
+{
+	uint64		asked;
+	XLogRecPtr	redo;
+	int64		fences[IDGEN_LANE_TABLE_MAX] = {0};
+	uint64		gens[IDGEN_LANE_TABLE_MAX];
+	int			n;
+	int64		now;
+	IdgenLaneTable *table;
+
+	if (idgen_lanes == NULL)
+		return;
+	asked = pg_atomic_read_u64(&idgen_lanes->asked);
+	redo = GetRedoRecPtr();
+	if (asked == pg_atomic_read_u64(&idgen_lanes->written) &&
+		(table_empty() || redo == logged_redo))
+		return;
+
+	table = palloc(sizeof(IdgenLaneTable));
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	asked = pg_atomic_read_u64(&idgen_lanes->asked);
+	now = idgen_wall_ms();
+	n = idgen_lanes->nlanes;
+	for (int i = 0; i < n; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+		int64		fence = (int64) pg_atomic_read_u64(&lane->fence);
+
+		gens[i] = lane->range_gen;
+		fences[i] = idgen_lanes->unknown == LANES_KNOWN ?
+			fence_target(lane, fence, now) : fence;
+	}
+	build_table(table, fences);
+	LWLockRelease(idgen_lanes->lock);
+
+	idgen_lane_table_write(table);
+	if (!idgen_lane_table_log(table))
+	{
+		CHECK_FOR_INTERRUPTS();
+		proc_exit(1);
+	}
+	logged_redo = redo;
+
+	/* a range closed or opened meanwhile was not in this table */
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		if (lane->open_lo >= 0 && lane->range_gen == gens[i] &&
+			(uint64) fences[i] > pg_atomic_read_u64(&lane->fence))
+			pg_atomic_write_u64(&lane->fence, (uint64) fences[i]);
+	}
+	pg_atomic_write_u64(&idgen_lanes->written, asked);
+	LWLockRelease(idgen_lanes->lock);
+	ConditionVariableBroadcast(&idgen_lanes->cv);
+	pfree(table);
+}
+
+/*
+ * The shards minted live, recorded whether or not lanes exist yet, so that
+ * none becomes a lane later.
+ */
+void
+idgen_lanes_note_live(void)
+{
+	int32	   *owned;
+	int			n;
+	bool		added = false;
+
+	if (idgen_lanes == NULL || RecoveryInProgress())
+		return;
+	n = idgen_owned_shards(&owned);
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n; i++)
+		if (!idgen_lane_table_was_live(&idgen_lanes->base, owned[i]))
+		{
+			idgen_lane_table_add_live(&idgen_lanes->base, owned[i]);
+			added = true;
+		}
+	if (added)
+	{
+		idgen_lanes_set_mints();
+		pg_atomic_fetch_add_u64(&idgen_lanes->asked, 1);
+	}
+	LWLockRelease(idgen_lanes->lock);
+	pfree(owned);
+}
+
+/* Replay: the union, written to the file before anything else. */
+void
+idgen_lanes_redo(const IdgenLaneTable *replayed)
+{
+	IdgenLaneTable *table = palloc(sizeof(IdgenLaneTable));
+
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	if (!take_table(replayed) && idgen_lanes->unknown != LANES_OVERFLOW)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("idgen's backfill lanes are stopped: replay met more than %d lanes",
+						IDGEN_LANE_TABLE_MAX),
+				 errdetail("The lanes file of this server and the WAL it replays name more lanes together than are kept; a lane left out could mint again what it minted."),
+				 errhint("Keep this server's backfill lanes unused; backfill on a server whose lanes file is of its own primary.")));
+		idgen_lanes->unknown = LANES_OVERFLOW;
+	}
+	/* a whole table of this cluster: a lost file is no longer unknown */
+	if (idgen_lanes->unknown == LANES_NO_FILE)
+		idgen_lanes->unknown = (IdgenLanesUnknown) replayed->unknown;
+	idgen_lanes_set_mints();
+	build_table(table, NULL);
+	idgen_lane_table_write(table);
+	LWLockRelease(idgen_lanes->lock);
+	pfree(table);
+}
+
+/* ---- attesting and raising ---- */
+
+/*
+ * The operator attests that the lanes' past is what this server knows, and
+ * that the lanes new to it have no ID anywhere: the lanes mint from now.
+ * Returns how many lanes are ready.
+ */
+int
+idgen_lanes_init(void)
+{
+	int64		waited_us = 0;
+	int			ready = 0;
+
+	idgen_check_preloaded();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot attest backfill lanes during recovery"),
+				 errhint("Attest them on the primary, or once this server is promoted.")));
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	if (idgen_lanes->unknown == LANES_OVERFLOW)
+	{
+		LWLockRelease(idgen_lanes->lock);
+		idgen_lanes_refuse_unknown(LANES_OVERFLOW);
+	}
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		if (lane->configured &&
+			idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard))
+		{
+			LWLockRelease(idgen_lanes->lock);
+			idgen_lanes_refuse_lane(lane);
+		}
+	}
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		if (lane->configured)
+		{
+			lane->used.flags |= IDGEN_LANE_ATTESTED;
+			ready++;
+		}
+	}
+	idgen_lanes->unknown = LANES_KNOWN;
+	idgen_lanes_set_mints();
+	idgen_lanes_ask_and_wait(&waited_us);
+	return ready;
+}
+
+/*
+ * idgen_advance_past of an ID of a shard that is not minted live here:
+ * IDs of that shard may exist up to its millisecond (restored, copied), so
+ * the shard, a lane now or later, never mints at or below it.  Its lane is
+ * not attested by it.
+ */
+void
+idgen_lanes_raise_past(int64 id)
+{
+	int32		shard = (int32) ((id >> idgen_layout.sequence_bits) &
+								 ((INT64CONST(1) << idgen_layout.shard_bits) - 1));
+	int64		ms = idgen_ms_of_id(&idgen_layout, (uint64) id);
+	int64		waited_us = 0;
+	int32	   *owned;
+	int			nowned;
+	IdgenLane  *lane;
+
+	if (idgen_lanes == NULL || RecoveryInProgress())
+		return;
+	/* a live shard's IDs are the live generator's: it was raised */
+	nowned = idgen_owned_shards(&owned);
+	for (int i = 0; i < nowned; i++)
+		if (owned[i] == shard)
+		{
+			pfree(owned);
+			return;
+		}
+	pfree(owned);
+
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	lane = idgen_lane_of(shard);
+	if (lane == NULL)
+	{
+		LWLockRelease(idgen_lanes->lock);
+		ereport(WARNING,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("shard %d is not recorded as raised: idgen keeps at most %d shards' lane records",
+						shard, IDGEN_LANE_TABLE_MAX),
+				 errdetail("The live generator was raised; a backfill lane on shard %d would not know of IDs up to %s.",
+						   shard, timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, ms))),
+				 errhint("Do not make shard %d a backfill lane.", shard)));
+		return;
+	}
+	if (idgen_lane_free_from(&lane->used, 0) > ms)
+	{
+		/* already below what the lane keeps */
+		LWLockRelease(idgen_lanes->lock);
+		return;
+	}
+	if (lane->open_lo >= 0 && lane->open_lo <= ms)
+		idgen_lane_close_open(lane);
+	idgen_lane_add_range(&lane->used, 0, ms + 1);
+	idgen_lanes_ask_and_wait(&waited_us);
+}

@@ -1,0 +1,91 @@
+/*-------------------------------------------------------------------------
+ *
+ * lane_shmem.h
+ *		The backfill lanes' shared memory, between lane.c (minting) and
+ *		lane_durable.c (what is durable and what is known).  Nothing else
+ *		includes it.
+ *
+ * Copyright (c) 2026, The idgen Authors
+ *
+ * IDENTIFICATION
+ *		src/lane_shmem.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_LANE_SHMEM_H
+#define IDGEN_LANE_SHMEM_H
+
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/lwlock.h"
+
+#include "lane_table.h"
+#include "layout.h"
+
+#define LANE_CLOSED		PG_UINT64_MAX
+
+typedef struct IdgenLane
+{
+	/* read and moved by minters */
+	pg_atomic_uint64 next;		/* next free state word, or LANE_CLOSED */
+	pg_atomic_uint64 fence;		/* the open range stays below this ms */
+	pg_atomic_uint32 takers;	/* minters between reading next and CAS */
+	bool		mints;			/* configured, attested, never live */
+	pg_atomic_uint64 last_mint_ms;	/* wall clock: the lane least in use */
+	pg_atomic_uint64 minted;
+	pg_atomic_uint64 spilled;
+	pg_atomic_uint64 largest_shift;
+
+	/* under the lock */
+	int64		open_lo;		/* -1: no open range */
+	int64		cap;			/* the open range never reaches it */
+	int64		need;			/* a millisecond asked to be below the fence */
+	uint64		range_gen;		/* bumped when a range closes or opens */
+	bool		configured;		/* in idgen.backfill_shards */
+	IdgenLaneEntry used;		/* closed ranges, the shard, attested */
+} IdgenLane;
+
+typedef struct IdgenLanes
+{
+	LWLock	   *lock;
+	ConditionVariable cv;		/* broadcast when the worker wrote */
+	pg_atomic_uint64 asked;		/* writes asked for, under the lock */
+	pg_atomic_uint64 written;	/* the last asked the worker made durable */
+	IdgenLanesUnknown unknown;
+	IdgenLaneTable base;		/* layout and live shards; lanes below */
+	int			nlanes;
+	IdgenLane	lanes[IDGEN_LANE_TABLE_MAX];
+} IdgenLanes;
+
+extern IdgenLanes *idgen_lanes;
+
+static inline uint64
+lane_state_word(int64 ms, uint64 seq)
+{
+	return ((uint64) ms << idgen_layout.sequence_bits) | seq;
+}
+
+static inline int64
+lane_state_ms(uint64 state)
+{
+	return (int64) (state >> idgen_layout.sequence_bits);
+}
+
+static inline bool
+lane_attested(const IdgenLane *lane)
+{
+	return (lane->used.flags & IDGEN_LANE_ATTESTED) != 0;
+}
+
+/* lane.c */
+extern IdgenLane *idgen_lane_of(int32 shard);
+extern void idgen_lane_close_open(IdgenLane *lane);
+extern void idgen_lanes_ask_and_wait(int64 *waited_us);
+extern void idgen_lanes_refuse_unknown(IdgenLanesUnknown unknown);
+extern void idgen_lanes_refuse_lane(IdgenLane *lane);
+extern void idgen_lanes_refuse_unusable(void);
+
+/* lane_durable.c */
+extern void idgen_lanes_set_mints(void);
+
+#endif							/* IDGEN_LANE_SHMEM_H */
