@@ -1,0 +1,150 @@
+
+# Copyright (c) 2026, The idgen Authors
+#
+# What the backfill lanes know of their past, across restarts: a lane never
+# mints where IDs of its shard may already be.
+#
+#  - the shards minted live are recorded before any lane exists, and such a
+#    shard never becomes a lane;
+#  - idgen_advance_past of an ID of a shard that is not yet a lane is kept,
+#    and the lane, once named, mints above it;
+#  - idgen_advance_past does not attest a lane new to the cluster, across a
+#    restart either;
+#  - a server started from a base backup refuses, and still refuses after
+#    a restart, until attested;
+#  - a former lane may be minted live: the generator starts above its IDs;
+#  - a block that two lanes give comes out ascending.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = idgen_node('lanes_past', allows_streaming => 1,
+	conf => "include_if_exists = 'lanes.conf'");
+
+sub lanes_conf
+{
+	my ($conf) = @_;
+	write_conf($node->data_dir . '/lanes.conf', "$conf\n");
+}
+
+# The ID of a shard at a time, sequence 0.
+sub id_of
+{
+	my ($shard, $t) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT min_id_at('$t') + (${shard}::bigint << current_setting('idgen.sequence_bits')::int)");
+}
+
+# ---- the shards minted live, recorded before any lane ----
+
+lanes_conf("idgen.shard_id = 7");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+# IDs a lane gives in one millisecond
+my $cap = $node->safe_psql('postgres',
+	"SELECT 1 << current_setting('idgen.sequence_bits')::int");
+my $live = $node->safe_psql('postgres', 'SELECT idgen_next()');
+ok( $node->poll_query_until('postgres',
+		"SELECT (pg_stat_file('idgen.lanes', true)).size IS NOT NULL"),
+	'with no lane, the worker records the live shard in the lanes file');
+$node->stop;
+
+lanes_conf("idgen.shard_id = 8\nidgen.backfill_shards = '7, 50'");
+$node->start;
+my ($ret, $stderr) = psql_fails($node, 'SELECT idgen_lanes_init()');
+like($stderr, qr/shard 7 was minted live and cannot be a backfill lane/,
+	'a shard minted live before lanes existed is refused as a lane');
+like($stderr, qr/HINT:  Remove shard 7 from "idgen.backfill_shards"/,
+	'the hint says what to do');
+$node->stop;
+
+# ---- a raise of a shard that is not a lane yet ----
+
+lanes_conf("idgen.shard_id = 8\nidgen.backfill_shards = '50'");
+$node->start;
+is($node->safe_psql('postgres', 'SELECT idgen_lanes_init()'), 1, 'lane 50 attested');
+my $raised_at = '2026-05-05 05:05:05.005+00';
+my $raised = id_of(60, $raised_at);
+$node->safe_psql('postgres', "SELECT idgen_advance_past($raised)");
+$node->stop;
+
+lanes_conf("idgen.shard_id = 8\nidgen.backfill_shards = '50, 60'");
+$node->start;
+($ret, $stderr) = psql_fails($node, "SELECT idgen_next_at('$raised_at')");
+like($stderr, qr/backfill lane 60 is new to this cluster/,
+	'a lane named since the attestation is not used');
+
+# the raise does not attest it, before a restart or after
+my $raised2 = id_of(60, '2026-05-05 05:05:06+00');
+$node->safe_psql('postgres', "SELECT idgen_advance_past($raised2)");
+($ret, $stderr) = psql_fails($node, "SELECT idgen_next_at('$raised_at')");
+like($stderr, qr/backfill lane 60 is new to this cluster/,
+	'idgen_advance_past does not attest a new lane');
+$node->restart;
+($ret, $stderr) = psql_fails($node, "SELECT idgen_next_at('$raised_at')");
+like($stderr, qr/backfill lane 60 is new to this cluster/,
+	'nor does the restart after it');
+
+is($node->safe_psql('postgres', 'SELECT idgen_lanes_init()'), 2, 'lanes 50 and 60 attested');
+# lane 50 fills the millisecond; lane 60 must not give it: IDs of 60 exist there
+($ret, $stderr) = psql_fails($node,
+	"SELECT count(*) FROM idgen_next_at_n('$raised_at', $cap + 1)");
+like($stderr, qr/no backfill lane can mint at 2026-05-05 05:05:05.005/,
+	'the raised lane gives nothing at or below the IDs it was raised past');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM idgen_next_at_n('2026-05-05 05:05:06.001+00', $cap + 1) AS id
+		  WHERE id_to_shard(id) = 60"),
+	1,
+	'and mints above them');
+
+# ---- a block two lanes give: ascending ----
+
+# a millisecond full on lane 50, then one ID from lane 60: this session's
+# next block starts on lane 60, and ends on the lower lane 50
+my $t1 = '2026-06-06 06:06:06.006+00';
+my $t2 = '2026-06-06 06:06:06.007+00';
+my $sorted = $node->safe_psql('postgres',
+	"SELECT count(*) FROM idgen_next_at_n('$t1', $cap);
+	 SELECT idgen_next_at('$t1');
+	 WITH b AS (SELECT id, row_number() OVER () AS n FROM idgen_next_at_n('$t2', $cap + 100) AS id)
+	 SELECT count(DISTINCT id_to_shard(id)) || ' ' ||
+	        bool_and(id > coalesce(prev, 0))
+	   FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM b) s");
+is((split /\n/, $sorted)[-1], '2 true', 'a block from two lanes comes out ascending');
+
+# ---- a former lane minted live ----
+
+my $lane_max = $node->safe_psql('postgres',
+	"SELECT max(id) FROM idgen_next_at_n(clock_timestamp() + interval '500 ms', 100) AS id");
+$node->stop;
+lanes_conf("idgen.shard_id = 50");
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT idgen_next()'), '>', $lane_max,
+	'a former lane minted live starts above every ID it gave as a lane');
+
+# ---- a server from a base backup ----
+
+lanes_conf("idgen.shard_id = 8\nidgen.backfill_shards = '50, 60'");
+$node->restart;
+$node->backup('b');
+my $copy = PostgreSQL::Test::Cluster->new('lanes_past_copy');
+$copy->init_from_backup($node, 'b');
+$copy->start;
+($ret, $stderr) = psql_fails($copy, "SELECT idgen_next_at('$t2')");
+like($stderr, qr/replayed WAL of another server/,
+	'a server started from a base backup refuses');
+$copy->restart;
+($ret, $stderr) = psql_fails($copy, "SELECT idgen_next_at('$t2')");
+like($stderr, qr/replayed WAL of another server/,
+	'and still refuses after a restart');
+$copy->stop;
+$node->stop;
+
+done_testing();
