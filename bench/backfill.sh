@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+#
+# bench/backfill.sh: what minting for a given time costs next to minting
+# now.  On a throwaway preloaded cluster of this machine's PostgreSQL with
+# 16 backfill lanes, it times, 5 times each and interleaved,
+#
+#   SELECT count(f) FROM generate_series(1, N) AS g
+#
+# for f = nothing, idgen_next(), idgen_next_at(t) with one time
+# for every row, idgen_next_at(t0 + g ms) (an import sweeping forward, a
+# row a millisecond), and blocks: idgen_next_n(1000) against
+# idgen_next_at_n(t, 1000).  Single IDs are timed against the same
+# statement without the mint (the times' arithmetic), blocks whole; it
+# prints ns per ID (medians) and each one's ratio to idgen_next() or
+# idgen_next_n() of the same run.
+#
+#   bash bench/backfill.sh            (as root, after the README's setup)
+#
+# Environment: BACKFILL_N (rows per statement, 1000000), PG_CONFIG.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$repo/scripts/lib.sh"
+IDGEN_PROG=backfill-bench
+
+n=${BACKFILL_N:-1000000}
+idgen_is_root || idgen_die "run as root: it installs this tree into $PG_CONFIG's server"
+make -s -C "$repo" install PG_CONFIG="$PG_CONFIG" >/dev/null
+
+work=$(mktemp -d /tmp/idgen-backfill.XXXXXX)
+idgen_on_exit rm -rf -- "$work"
+# a long max_lead and max_wait: a statement never waits for the clock
+idgen_cluster_start "" "idgen.max_lead = '60s'
+idgen.max_wait = '60s'
+idgen.backfill_shards = '1000-1015'" >/dev/null
+idgen_on_exit idgen_cluster_stop
+
+blocks=$((n / 1000))
+idgen_psql -qAt <<-EOF 2>&1 | tee "$work/psql.log" | sed -n 's/^NOTICE:  \([a-z_]*\) \([0-9.]*\)$/\1 \2/p' >"$work/samples"
+	CREATE EXTENSION IF NOT EXISTS idgen;
+	SELECT idgen_lanes_init();
+	DO \$\$
+	DECLARE
+		t0 timestamptz;
+		-- each repetition its own times: a lane gives a millisecond once
+		base timestamptz := date_trunc('day', now()) - interval '200 days';
+		at timestamptz;
+	BEGIN
+		FOR rep IN 1..5 LOOP
+			at := base + rep * interval '10 days';
+			t0 := clock_timestamp();
+			PERFORM count(*) FROM generate_series(1, $n);
+			RAISE NOTICE 'floor %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			t0 := clock_timestamp();
+			PERFORM count(idgen_next()) FROM generate_series(1, $n);
+			RAISE NOTICE 'next %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			-- one time for every row: 16 lanes a millisecond, then spill
+			-- is not allowed, so a fresh millisecond every 16,384 rows
+			-- the times' own arithmetic is each form's floor
+			t0 := clock_timestamp();
+			PERFORM count(at + (g / 16384) * interval '1 ms') FROM generate_series(1, $n) AS g;
+			RAISE NOTICE 'floor_same %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			t0 := clock_timestamp();
+			PERFORM count(at + interval '1 day' + g * interval '1 ms') FROM generate_series(1, $n) AS g;
+			RAISE NOTICE 'floor_sweep %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			t0 := clock_timestamp();
+			PERFORM count(*) FROM generate_series(1, $blocks) AS b,
+				LATERAL generate_series(1, 1000 + b - b);
+			RAISE NOTICE 'floor_blocks %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			t0 := clock_timestamp();
+			PERFORM count(idgen_next_at(at + (g / 16384) * interval '1 ms'))
+			  FROM generate_series(1, $n) AS g;
+			RAISE NOTICE 'at_same %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			t0 := clock_timestamp();
+			PERFORM count(idgen_next_at(at + interval '1 day' + g * interval '1 ms'))
+			  FROM generate_series(1, $n) AS g;
+			RAISE NOTICE 'at_sweep %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			t0 := clock_timestamp();
+			PERFORM count(*) FROM generate_series(1, $blocks) AS b, idgen_next_n(1000);
+			RAISE NOTICE 'next_n %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			t0 := clock_timestamp();
+			PERFORM count(*) FROM generate_series(1, $blocks) AS b,
+				LATERAL idgen_next_at_n(at + interval '2 days' + b * interval '1 ms', 1000);
+			RAISE NOTICE 'at_n %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+		END LOOP;
+	END
+	\$\$;
+	SELECT 'lanes', count(*), sum(minted), sum(spilled) FROM idgen_lanes();
+EOF
+
+python3 - "$work/samples" "$n" "$(idgen_psql -qAt -c 'SHOW server_version')" <<'EOF'
+import statistics, sys
+path, n, version = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+per = {}
+for line in open(path):
+    k, us = line.split()
+    per.setdefault(k, []).append(float(us))
+med = {k: statistics.median(v) for k, v in per.items()}
+floor_of = {'next': 'floor', 'at_same': 'floor_same', 'at_sweep': 'floor_sweep'}
+ns = {k: (med[k] - med[f]) * 1000 / n for k, f in floor_of.items()}
+print(f"PostgreSQL {version}, {n} IDs a statement, {len(per['next'])} repetitions, medians")
+print(f"single IDs, above the same statement without the mint (floor {med['floor'] * 1000 / n:.1f} ns a row):")
+rows = [('next', 'idgen_next()'),
+        ('at_same', 'idgen_next_at(t), one time for all rows'),
+        ('at_sweep', 'idgen_next_at(t0 + g ms), an import sweeping')]
+for k, name in rows:
+    print(f"  {name:48s} {ns[k]:8.1f} ns   x{ns[k] / ns['next']:.2f} idgen_next()")
+# a block's rows cost more than the mint: the whole statement, per ID
+whole = {k: med[k] * 1000 / n for k in ('next_n', 'at_n', 'floor_blocks')}
+print("blocks of 1,000, the whole statement per ID:")
+print(f"  {'generate_series(1, 1000), no mint':48s} {whole['floor_blocks']:8.1f} ns")
+print(f"  {'idgen_next_n(1000)':48s} {whole['next_n']:8.1f} ns")
+print(f"  {'idgen_next_at_n(t, 1000)':48s} {whole['at_n']:8.1f} ns   x{whole['at_n'] / whole['next_n']:.2f} idgen_next_n()")
+EOF
