@@ -82,7 +82,7 @@ like($stderr, qr/backfill lane 60 is new to this cluster/,
 	'a lane named since the attestation is not used');
 
 # the raise does not attest it, before a restart or after
-my $raised2 = id_of(60, '2026-05-05 05:05:06+00');
+my $raised2 = id_of(60, '2026-05-05 05:05:04+00');
 $node->safe_psql('postgres', "SELECT idgen_advance_past($raised2)");
 ($ret, $stderr) = psql_fails($node, "SELECT idgen_next_at('$raised_at')");
 like($stderr, qr/backfill lane 60 is new to this cluster/,
