@@ -65,7 +65,6 @@ idgen_next_at_n(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	TimestampTz t = PG_GETARG_TIMESTAMPTZ(0);
 	int32		n = PG_GETARG_INT32(1);
-	int64		limit = idgen_block_limit();
 	int64		ms;
 	int64		done = 0;
 	int64	   *ids;
@@ -74,12 +73,7 @@ idgen_next_at_n(PG_FUNCTION_ARGS)
 
 	idgen_check_preloaded();
 	idgen_check_database_mints();
-	if (n < 1 || n > limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot reserve %d IDs in one block", n),
-				 errdetail("A block holds 1 to " INT64_FORMAT " IDs.", limit),
-				 errhint("Ask for several smaller blocks.")));
+	idgen_check_block_size(n);
 	ms = idgen_lanes_ms_of(t);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);

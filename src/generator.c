@@ -217,12 +217,7 @@ prepare_to_mint(void)
 	idgen_check_preloaded();
 	if (idgen_shared == NULL)
 		elog(ERROR, "idgen shared memory is not initialized");
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot mint IDs during recovery"),
-				 errdetail("A standby never mints: its IDs could repeat those of its primary."),
-				 errhint("Mint on the primary; a standby mints once it is promoted.")));
+	idgen_check_not_in_recovery();
 
 	if (procno < 0 || procno >= idgen_shared->nslots)
 		elog(ERROR, "idgen: process number %d has no slot", procno);
@@ -579,7 +574,7 @@ idgen_mint(int32 shard)
 
 /*
  * Reserve a block of n IDs, idgen_block_id(first, 0 .. n-1), and return
- * first.  The caller checked n against idgen_block_limit().
+ * first.  The caller checked n with idgen_check_block_size().
  */
 uint64
 idgen_mint_block(int32 shard, int64 n)
@@ -601,17 +596,37 @@ idgen_block_id(uint64 first, int64 i, int32 shard)
 						(int64) (state & ((UINT64CONST(1) << seq_bits) - 1)));
 }
 
+/* A standby never mints, live or for a given time. */
+void
+idgen_check_not_in_recovery(void)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot mint IDs during recovery"),
+				 errdetail("A standby never mints: its IDs could repeat those of its primary."),
+				 errhint("Mint on the primary; a standby mints once it is promoted.")));
+}
+
 /*
- * The largest block a caller may ask for: at most IDGEN_MAX_BLOCK, and no
- * more than fits in idgen.max_lead from now (a block never waits for
- * itself).
+ * A block a caller asks for, live or for a given time: at most
+ * IDGEN_MAX_BLOCK, and no more than fits in idgen.max_lead from now (a
+ * block never waits for itself).
  */
-int64
-idgen_block_limit(void)
+void
+idgen_check_block_size(int32 n)
 {
 	int64		fits = ((int64) idgen_max_lead + 1) << idgen_layout.sequence_bits;
+	int64		limit = Min(fits, IDGEN_MAX_BLOCK);
 
-	return Min(fits, IDGEN_MAX_BLOCK);
+	if (n < 1 || n > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot reserve %d IDs in one block", n),
+				 errdetail("A block holds 1 to " INT64_FORMAT " IDs: at most %d, and no more than the sequence holds in \"%s\" (%d ms) plus one millisecond.",
+						   limit, IDGEN_MAX_BLOCK, "idgen.max_lead",
+						   idgen_max_lead),
+				 errhint("Ask for several smaller blocks.")));
 }
 
 /*

@@ -63,7 +63,8 @@ extern void idgen_shmem_init(int64 start_ms);
 extern int64 idgen_mint(int32 shard);
 extern uint64 idgen_mint_block(int32 shard, int64 n);
 extern int64 idgen_block_id(uint64 first, int64 i, int32 shard);
-extern int64 idgen_block_limit(void);
+extern void idgen_check_block_size(int32 n);
+extern void idgen_check_not_in_recovery(void);
 extern int64 idgen_raise_past(int64 id);
 
 /* For the fence (fence.c) and the leases (lease_worker.c). */

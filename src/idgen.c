@@ -229,21 +229,12 @@ next_n(FunctionCallInfo fcinfo, int32 shard)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int32		n = PG_GETARG_INT32(0);
-	int64		limit;
 	uint64		first;
 	bool		nulls[1] = {false};
 
 	idgen_check_preloaded();
 	idgen_check_database_mints();
-	limit = idgen_block_limit();
-	if (n < 1 || n > limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot reserve %d IDs in one block", n),
-				 errdetail("A block holds 1 to " INT64_FORMAT " IDs: at most %d, and no more than the sequence holds in \"%s\" (%d ms) plus one millisecond.",
-						   limit, IDGEN_MAX_BLOCK, "idgen.max_lead",
-						   idgen_max_lead),
-				 errhint("Ask for several smaller blocks.")));
+	idgen_check_block_size(n);
 	if (PG_NARGS() > 1)
 		check_shard(shard);
 	else

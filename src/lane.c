@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 
 #include "fence_gate.h"
+#include "generator.h"
 #include "lane.h"
 #include "lane_shmem.h"
 #include "layout_history.h"
@@ -96,12 +97,6 @@ lanes_written(void *arg)
 	return IDGEN_AWAIT_MORE;
 }
 
-static void
-poke_worker(void)
-{
-	idgen_fence_poke_worker();
-}
-
 /* With the lock held: ask; then, released, wait for the durable write. */
 void
 idgen_lanes_ask_and_wait(int64 *waited_us)
@@ -113,7 +108,7 @@ idgen_lanes_ask_and_wait(int64 *waited_us)
 
 	LWLockRelease(idgen_lanes->lock);
 	INSTR_TIME_SET_CURRENT(start);
-	done = idgen_worker_await(&idgen_lanes->cv, lanes_written, &gen, poke_worker,
+	done = idgen_worker_await(&idgen_lanes->cv, lanes_written, &gen, idgen_fence_poke_worker,
 							  Max((int64) idgen_max_wait * 1000 - *waited_us, 0),
 							  IDGEN_WAIT_FENCE);
 	INSTR_TIME_SET_CURRENT(end);
@@ -530,12 +525,7 @@ idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run)
 	int			shift_allowed = idgen_backfill_max_shift;
 
 	idgen_check_preloaded();
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot mint IDs during recovery"),
-				 errdetail("A standby never mints: its IDs could repeat those of its primary."),
-				 errhint("Mint on the primary; a standby mints once it is promoted.")));
+	idgen_check_not_in_recovery();
 
 	if (unlikely(!any_lane_configured()))
 		ereport(ERROR,
