@@ -47,6 +47,9 @@
 
 IdgenLanes *idgen_lanes = NULL;
 
+/* how far past its fence this process's own lane stretches to follow it */
+#define LANE_SWEEP_GAP_MS	INT64CONST(86400000)
+
 /* this process: the wall clock of its last call, the lane that last gave */
 static int64 my_wall_ms = 0;
 static int	my_lane = 0;
@@ -347,18 +350,27 @@ prepare_lane(int64 ms, int64 shift)
 	IdgenLane  *best = NULL;
 	int64		best_ms = 0;
 
-	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	/*
+	 * This process's lane first: an import sweeping forward keeps to one
+	 * lane across gaps of up to a day, leaving the other lanes' span free,
+	 * instead of opening a range a row on every lane in turn.
+	 */
+	for (int k = 0, nlanes = idgen_lanes->nlanes; k < nlanes; k++)
 	{
+		int			i = (my_lane + k) % nlanes;
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 		uint64		next = pg_atomic_read_u64(&lane->next);
 		int64		fence = (int64) pg_atomic_read_u64(&lane->fence);
+		int64		reach;
 		int64		at;
 
 		if (!lane->mints || lane->open_lo < 0 || next == LANE_CLOSED)
 			continue;
+		reach = Max((int64) idgen_fence_horizon, fence - lane->open_lo);
+		if (k == 0)
+			reach = Max(reach, LANE_SWEEP_GAP_MS);
 		at = Max(lane_state_ms(next), ms);
-		if (at <= ms + shift && at < lane->cap &&
-			at < fence + Max((int64) idgen_fence_horizon, fence - lane->open_lo))
+		if (at <= ms + shift && at < lane->cap && at < fence + reach)
 		{
 			lane->need = Max(lane->need, at);
 			return true;
