@@ -30,6 +30,22 @@
 # synchronous).  A duplicate prints both IDs, who minted each and when, and
 # the nemesis events around them.  The bar is zero duplicates and zero lost.
 #
+# Beside them, a lanes server outside the registry (its own shard, 30, and
+# four backfill lanes) has a live client and a backfill client: an import
+# inserting rows keyed idgen_next_at(t) a millisecond later each statement,
+# begun again from its first millisecond when a statement fails (a job
+# retried), and blocks of idgen_next_at_n(t, 50) for 40 milliseconds of
+# 2026-06-01, which fill lanes.  Its rows go to a table without a key, so
+# that a duplicate is committed and counted rather than refused by an
+# index.  It takes the faults a
+# server without a registry can take; losing its state file loses its
+# lanes file too, and the nemesis then does what the guide says an
+# operator does (idgen_advance_past of the largest of each lane's IDs,
+# then idgen_lanes_init()); its clone, given another live shard as the
+# guide says, keeps the same lanes, which must refuse (a base backup).
+# Backfilled IDs are counted like any: acknowledged, duplicated, lost; they
+# are not in order, and are not checked for it.
+#
 # A last short run is the checker's own test: two servers configured with
 # one shard and no registry, the misconfiguration the README says nothing
 # can make safe, must be found minting duplicates.
@@ -54,7 +70,7 @@ use Partition;
 
 libfaketime();    # dies early without it
 
-my @seeds = split /,/, ($ENV{IDGEN_NEMESIS_SEEDS} // '1,2');
+my @seeds = split /,/, ($ENV{IDGEN_NEMESIS_SEEDS} // '1,2,274');
 my $seconds = $ENV{IDGEN_NEMESIS_SECONDS} // 40;
 my $nservers = $ENV{IDGEN_NEMESIS_SERVERS} // 3;
 my $lease_s = 3;
@@ -107,7 +123,8 @@ sub schedule
 		next if $fault eq 'clone' && $clones++ > 0;    # one clone a run
 		next if $fault eq 'promote' && $promotions++ > 0;    # one standby
 		$fault = several() if $fault eq 'several';
-		push @events, [ $t, $fault, int(rand($nservers)) ];
+		# the last target is the lanes server
+		push @events, [ $t, $fault, int(rand($nservers + 1)) ];
 		$t += 2 + int(rand(3));
 	}
 	return @events;
@@ -117,9 +134,29 @@ sub schedule
 # Clients: forked processes, each calling one server through psql at a
 # bounded rate and writing what it was given to its own file.
 
+# A backfill client's statement: an import sweeping forward a millisecond
+# a statement, begun again from its first millisecond whenever a statement
+# fails (as a job is retried), or a block for one of 40 milliseconds, for
+# which the clients contend.
+sub backfill_sql
+{
+	my ($sweep) = @_;
+	if (rand() < 0.7)
+	{
+		my $at = sprintf(q{'2026-05-01 12:00:00+00'::timestamptz + interval '%d ms'}, $sweep);
+		return ('at_insert', 5,
+			"INSERT INTO tb (id, c) SELECT idgen_next_at($at), g FROM generate_series(1, 5) g RETURNING id", 1);
+	}
+	my $at = sprintf(q{'2026-06-01 12:00:00+00'::timestamptz + interval '%d ms'}, int(rand(40)));
+	return ('at_insert', 50,
+		"INSERT INTO tb (id, c) SELECT i, -2 FROM idgen_next_at_n($at, 50) AS i RETURNING id", 0);
+}
+
 sub client
 {
 	my ($node, $name, $file, $until, $seed, $block) = @_;
+	my $backfill = ($block // '') eq 'backfill';
+	$block = undef if $backfill;
 	my $pid = fork();
 	die "fork: $!" unless defined $pid;
 	return $pid if $pid;
@@ -128,12 +165,14 @@ sub client
 	open my $out, '>>', $file or POSIX::_exit(2);
 	$out->autoflush(1);
 	my $attempted = 0;
+	my $sweep = 0;    # the backfill import's next millisecond
 	while (time < $until)
 	{
 		my $r = $block ? 0.5 : rand();
 		$block //= 20;
-		my ($kind, $n, $sql) =
-		    $r < 0.4 ? ('single', 1, 'SELECT idgen_next()')
+		my ($kind, $n, $sql, $sweeping) =
+		    $backfill ? backfill_sql($sweep)
+		  : $r < 0.4 ? ('single', 1, 'SELECT idgen_next()')
 		  : $r < 0.7 ? ('block', $block, "SELECT idgen_next_n($block)")
 		  :   ('insert', 5,
 			'INSERT INTO t (c) SELECT g FROM generate_series(1, 5) g RETURNING id');
@@ -149,6 +188,7 @@ sub client
 				'<', \undef, '>', \$stdout, '2>', \$stderr,
 				IPC::Run::timeout(5));
 		};
+		$sweep = $ok ? $sweep + 1 : 0 if $sweeping;
 		if ($ok)
 		{
 			my $at = sprintf('%.3f', time);
@@ -286,6 +326,39 @@ idgen.max_wait = '1s'
 EOC
 }
 
+# The lanes server: no registry, a shard of its own, four lanes.
+my %lanes;    # node name -> 1 for the lanes server
+
+sub new_lanes_server
+{
+	my ($name) = @_;
+	my $node = idgen_node($name, allows_streaming => 1, conf => <<"EOC");
+idgen.shard_id = 30
+idgen.backfill_shards = '100-103'
+idgen.max_wait = '1s'
+EOC
+	$clock{$name} = "$work/clock_$name";
+	$lanes{$name} = 1;
+	set_clock_offset($clock{$name}, 0);
+	start_server($node) or die "$name did not start";
+	return $node;
+}
+
+# What the guide tells an operator whose lanes lost their file: raise each
+# lane past the largest of its IDs the tables hold (every acknowledged
+# backfilled ID is a committed row here), then attest.
+sub attest_lanes
+{
+	my ($node) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', <<'EOS', timeout => 10);
+SELECT idgen_advance_past(max(id)) FROM tb
+ WHERE id_to_shard(id) BETWEEN 100 AND 103 GROUP BY id_to_shard(id);
+SELECT idgen_lanes_init();
+EOS
+	event($ret == 0 ? $node->name . ': lanes attested' : $node->name . ": lanes not attested: $err");
+	return;
+}
+
 # ---------------------------------------------------------------------------
 # The nemesis.
 
@@ -413,6 +486,7 @@ sub run_one_fault
 	elsif ($fault eq 'partition' || $fault eq 'partition_reset')
 	{
 		my $relay = $relay{$name};
+		return event("$fault of $name skipped: it has no registry") unless $relay;
 		my @behind = sort grep { $relay{$_} == $relay } keys %relay;
 		event("$name cut off from the registry, past its lease (@behind)");
 		$relay->cut;
@@ -438,6 +512,15 @@ sub run_one_fault
 		later($pending, 2, 'SIGCONT of the registry',
 			sub { signal_all('CONT', @pids) });
 	}
+	elsif ($fault eq 'no_state_file' && $lanes{$name})
+	{
+		event("$name stopped, its idgen.state and idgen.lanes removed, started");
+		$node->stop('immediate', fail_ok => 1);
+		unlink($node->data_dir . '/idgen.state', $node->data_dir . '/idgen.lanes');
+		start_server($node);
+		later($pending, 1, "$name\'s lanes raised past the table's lane IDs, attested",
+			sub { attest_lanes($node) });
+	}
 	elsif ($fault eq 'no_state_file')
 	{
 		event("$name stopped, its idgen.state removed, started");
@@ -453,15 +536,19 @@ sub run_one_fault
 		return event("clone of $name: the base backup failed") unless $ok;
 		my $clone = PostgreSQL::Test::Cluster->new("clone_${name}");
 		$clone->init_from_backup($node, $backup, standby => 0);
+		# without a registry, another live shard, as the guide says; the
+		# same lanes, which must refuse
+		$clone->append_conf('postgresql.conf', 'idgen.shard_id = 31') if $lanes{$name};
 		$clock{ $clone->name } = "$work/clock_" . $clone->name;
-		$relay{ $clone->name } = $relay{$name};    # its settings
+		$relay{ $clone->name } = $relay{$name} if $relay{$name};    # its settings
 		set_clock_offset($clock{ $clone->name }, 0);
 		event("a clone of $name started from a base backup, with its settings");
 		start_server($clone);
 		push @$servers, $clone;
 		push @$clients,
 		  client($clone, $clone->name . '/1',
-			"$work/ack_${seed}_" . $clone->name . '_1', $until, $seed * 1000 + 99);
+			"$work/ack_${seed}_" . $clone->name . '_1', $until, $seed * 1000 + 99,
+			$lanes{$name} ? 'backfill' : undef);
 	}
 	elsif ($fault eq 'promote')
 	{
@@ -512,7 +599,7 @@ EOS
 sub check
 {
 	my ($seed, $servers, @files) = @_;
-	my (%first, %attempted, %acked, %dups, %disorder, %last, @dup_pairs);
+	my (%first, %attempted, %acked, %backfilled, %dups, %disorder, %last, @dup_pairs);
 	foreach my $file (@files)
 	{
 		next unless -f $file;
@@ -532,6 +619,11 @@ sub check
 			if ($tag eq 'ack')
 			{
 				$acked{$server}++;
+				$backfilled{$server}++ if $kind =~ /^at_/;
+			}
+			# IDs for a given time come in the times' order, not the clock's
+			if ($tag eq 'ack' && $kind !~ /^at_/)
+			{
 				$disorder{$server}++
 				  if defined $last{$client} && $id <= $last{$client};
 				$last{$client} = $id;
@@ -553,7 +645,9 @@ sub check
 	my %rows;
 	foreach my $node (@$servers)
 	{
-		my ($ret, $out) = $node->psql('postgres', 'SELECT id FROM t', timeout => 30);
+		my ($ret, $out) = $node->psql('postgres',
+			$lanes{ $node->name } || $node->name =~ /^clone_b_/
+			? 'SELECT id FROM t UNION ALL SELECT id FROM tb' : 'SELECT id FROM t', timeout => 30);
 		$rows{ $node->name } = { map { $_ => 1 } split /\n/, $out } if $ret == 0;
 	}
 	foreach my $file (@files)
@@ -563,7 +657,7 @@ sub check
 		while (<$fh>)
 		{
 			my ($tag, $client, $kind, undef, $id) = split / /;
-			next unless $tag eq 'ack' && $kind eq 'insert';
+			next unless $tag eq 'ack' && ($kind eq 'insert' || $kind eq 'at_insert');
 			chomp $id;
 			(my $server = $client) =~ s{/.*}{};
 			$lost{$server}++ unless $rows{$server} && $rows{$server}{$id};
@@ -584,6 +678,7 @@ sub check
 		$all{dups} += $dups{$s} // 0;
 		$all{disorder} += $disorder{$s} // 0;
 		$all{lost} += $lost{$s} // 0;
+		$all{backfilled} += $backfilled{$s} // 0;
 	}
 	diag sprintf('seed %s: %-18s %9d %12d %10d %12d %5d',
 		$seed, 'all', map { $all{$_} // 0 } qw(attempted acked dups disorder lost));
@@ -621,11 +716,15 @@ sub run_seed
 	# standby mints only once it takes a lease another server let lapse
 	my $pool = '10-' . (10 + $nservers - 1);
 	my @servers = map { new_server("s${_}_$seed", $pool) } 1 .. $nservers;
+	push @servers, new_lanes_server("b_$seed");
 	foreach my $node (@servers)
 	{
 		$node->safe_psql('postgres',
 			'CREATE EXTENSION idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT idgen_next(), c int)');
 	}
+	# backfilled rows go to a table without a key: a duplicate is committed
+	# and counted, not refused by an index
+	$servers[-1]->safe_psql('postgres', 'CREATE TABLE tb (id bigint, c int); SELECT idgen_lanes_init()');
 
 	# a streaming standby of the first server, with its settings
 	$servers[0]->backup("standby_$seed");
@@ -645,9 +744,11 @@ sub run_seed
 		foreach my $c (1, 2)
 		{
 			my $name = $servers[$i]->name;
+			# the lanes server's second client backfills
 			push @clients,
 			  client($servers[$i], "$name/$c", "$work/ack_${seed}_${name}_$c",
-				$until, $seed * 1000 + $i * 10 + $c);
+				$until, $seed * 1000 + $i * 10 + $c,
+				$lanes{$name} && $c == 2 ? 'backfill' : undef);
 		}
 	}
 
@@ -687,6 +788,8 @@ sub run_seed
 	my @files = (glob("$work/ack_${seed}_*"), "$work/explicit_$seed");
 	my $all = check($seed, \@servers, @files);
 	cmp_ok($all->{acked}, '>', 1000, "seed $seed: the clients were given IDs ($all->{acked})");
+	cmp_ok($all->{backfilled} // 0, '>', 500,
+		"seed $seed: the backfill client was given IDs for its times (" . ($all->{backfilled} // 0) . ')');
 	is($all->{dups}, 0, "seed $seed: no ID was given twice");
 	is($all->{lost}, 0, "seed $seed: no acknowledged INSERT was lost");
 	$_->stop('immediate', fail_ok => 1) for @servers, $registry, grep { defined } $standby;
