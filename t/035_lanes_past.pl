@@ -12,6 +12,9 @@
 #    restart either;
 #  - a server started from a base backup refuses, and still refuses after
 #    a restart, until attested;
+#  - an asynchronous standby promoted mid-import refuses until attested,
+#    and raised as the guide says, gives none of the IDs it replicated nor
+#    those its old primary gave after it fell behind;
 #  - a former lane may be minted live: the generator starts above its IDs;
 #  - a block that two lanes give comes out ascending.
 
@@ -145,6 +148,61 @@ $copy->restart;
 like($stderr, qr/replayed WAL of another server/,
 	'and still refuses after a restart');
 $copy->stop;
+
+# ---- an asynchronous standby promoted mid-import ----
+
+# Replay brings the standby every range whose IDs reached it (a range's
+# record precedes its IDs in WAL); the IDs its primary gave after the last
+# WAL it received are not known to it, so it refuses until attested, and
+# the guide has the operator raise it past the old primary's lane IDs when
+# that data survives.
+lanes_conf("idgen.shard_id = 8\nidgen.backfill_shards = '70, 71'");
+$node->restart;
+$node->safe_psql('postgres', 'SELECT idgen_lanes_init()');
+$node->backup('s');
+my $async = PostgreSQL::Test::Cluster->new('lanes_past_async');
+$async->init_from_backup($node, 's', has_streaming => 1);
+$async->start;
+my $ta = '2026-07-07 07:07:07.007+00';
+my $tb = '2026-07-08 07:07:07.007+00';    # a range the standby never hears of
+my $lane_ids = q{SELECT string_agg(id::text, ',' ORDER BY id) FROM imported};
+$node->safe_psql('postgres',
+	"CREATE TABLE imported AS SELECT id FROM idgen_next_at_n('$ta', $cap + 10) AS id");
+$node->wait_for_catchup($async);
+my %replicated = map { ($_ => 1) } split /,/, $node->safe_psql('postgres', $lane_ids);
+# the standby falls behind; the import goes on, a day later, and commits
+# on the primary
+$async->stop;
+$node->safe_psql('postgres',
+	"INSERT INTO imported SELECT id FROM idgen_next_at_n('$tb', 10) AS id");
+my %lost = map { ($_ => 1) } grep { !$replicated{$_} } split /,/,
+  $node->safe_psql('postgres', $lane_ids);
+$node->stop('immediate');
+$async->start;
+$async->promote;
+($ret, $stderr) = psql_fails($async, "SELECT idgen_next_at('$ta')");
+like($stderr, qr/replayed WAL of another server/,
+	'a promoted asynchronous standby refuses until attested');
+is(scalar(keys %lost), 10, 'ten lane IDs the standby never received');
+
+# the guide: the lane IDs its own tables hold, and the old primary's, whose
+# data survives here
+my $largest = q{SELECT string_agg(m::text, ',')
+				 FROM (SELECT max(id) AS m FROM imported
+						WHERE id_to_shard(id) IN (70, 71) GROUP BY id_to_shard(id)) AS s};
+$node->start;
+my @old = split /,/, $node->safe_psql('postgres', $largest);
 $node->stop;
+$async->safe_psql('postgres', "SELECT idgen_advance_past($_)")
+  for @old, split /,/, $async->safe_psql('postgres', $largest);
+is($async->safe_psql('postgres', 'SELECT idgen_lanes_init()'), 2, 'raised, then attested');
+($ret, $stderr) = psql_fails($async, "SELECT idgen_next_at('$ta')");
+like($stderr, qr/no backfill lane can mint at/,
+	'where both lanes gave the IDs it replicated, it gives none');
+my @after = split /\n/,
+  $async->safe_psql('postgres', "SELECT idgen_next_at_n('$tb', 10)");
+is(scalar(grep { $lost{$_} } @after), 0,
+	'nor, raised past the old primary\'s, any of the IDs it never received');
+$async->stop;
 
 done_testing();
