@@ -56,6 +56,16 @@ BEGIN
 				  HINT = 'Pass the first ID idgen minted in this table (idgen_convert_column''s result says "new IDs start at"), or 9223372036854775807 to rewrite every key.';
 	END IF;
 
+	-- a snapshot older than the locks would miss a reference committed while
+	-- it waited: a followed column has no constraint to catch it
+	IF current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'idgen_rekey_column needs a READ COMMITTED transaction'
+			USING ERRCODE = 'invalid_transaction_state',
+				  DETAIL = pg_catalog.format('This transaction is %s: its snapshot may be older than the locks the rewrite takes.',
+											 upper(current_setting('transaction_isolation'))),
+				  HINT = 'Run it in a READ COMMITTED transaction, the default.';
+	END IF;
+
 	SELECT c.relkind, c.relispartition INTO r FROM pg_class AS c WHERE c.oid = tbl;
 	IF r.relkind NOT IN ('r', 'p') THEN
 		RAISE EXCEPTION '% is not a table', tbl
@@ -76,7 +86,7 @@ BEGIN
 	END IF;
 	IF key_att.typ <> 'bigint'::regtype THEN
 		RAISE EXCEPTION 'column "%" of % is %, not bigint', col, tbl, key_att.typ
-			USING ERRCODE = 'wrong_object_type',
+			USING ERRCODE = 'datatype_mismatch',
 				  HINT = 'Run idgen_convert_column first: it widens the key and the columns that reference it.';
 	END IF;
 	SELECT a.atttypid::regtype INTO time_typ
@@ -88,7 +98,7 @@ BEGIN
 	END IF;
 	IF time_typ NOT IN ('timestamptz'::regtype, 'timestamp'::regtype, 'date'::regtype) THEN
 		RAISE EXCEPTION 'column "%" of % is %, not a time', time_col, tbl, time_typ
-			USING ERRCODE = 'wrong_object_type',
+			USING ERRCODE = 'datatype_mismatch',
 				  HINT = 'The time column must be timestamptz, timestamp or date.';
 	END IF;
 	-- the key must not itself be a copy of another table's key
@@ -123,7 +133,7 @@ BEGIN
 				   col, time_col, ext_schema);
 
 	EXECUTE format('SELECT count(*) FILTER (WHERE NOT %4$s) AS n, count(%2$I) FILTER (WHERE NOT %4$s) AS timed,
-						   count(DISTINCT %1$I) FILTER (WHERE NOT %4$s) AS distinct_keys, count(*) FILTER (WHERE %4$s) AS kept,
+						   count(%1$I) AS every_key, count(DISTINCT %1$I) AS distinct_keys, count(*) FILTER (WHERE %4$s) AS kept,
 						   min(%2$I) FILTER (WHERE NOT %4$s)::timestamptz AS first_at,
 						   max(%2$I) FILTER (WHERE NOT %4$s)::timestamptz AS last_at
 					  FROM %3$s WHERE %1$I < $1', col, time_col, tbl, keep)
@@ -133,9 +143,11 @@ BEGIN
 			USING ERRCODE = 'null_value_not_allowed',
 				  HINT = 'Give those rows a time, or leave them out with a lower below.';
 	END IF;
-	IF r.distinct_keys <> r.n THEN
+	-- over every row below, kept or not: a kept row's key held by another
+	-- row too would be rewritten with it
+	IF r.distinct_keys <> r.every_key THEN
 		RAISE EXCEPTION 'column "%" of % holds a key more than once', col, tbl
-			USING ERRCODE = 'unique_violation',
+			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  HINT = 'A key that names two rows cannot be rewritten for one of them.';
 	END IF;
 	n_keys := r.n;
@@ -237,7 +249,7 @@ BEGIN
 		END IF;
 		IF r.typ <> 'bigint'::regtype THEN
 			RAISE EXCEPTION 'column "%" of % holds keys of %.% and is %, not bigint', r.att, r.rel, tbl, col, r.typ
-				USING ERRCODE = 'wrong_object_type',
+				USING ERRCODE = 'datatype_mismatch',
 					  HINT = 'Widen it first: idgen_convert_column widens the key and the columns that reference it.';
 		END IF;
 		IF r.attgenerated <> '' THEN
@@ -278,7 +290,7 @@ BEGIN
 					  ORDER BY a.attrelid::regclass::text, a.attname) INTO found_list
 	  FROM pg_class AS t
 	  JOIN pg_attribute AS a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
-	 WHERE t.relkind IN ('r', 'p') AND NOT t.relispartition
+	 WHERE t.relkind IN ('r', 'p', 'f', 'm') AND NOT t.relispartition
 	   AND t.relnamespace NOT IN (SELECT oid FROM pg_namespace
 								   WHERE nspname IN ('pg_catalog', 'information_schema')
 									  OR nspname LIKE 'pg\_temp\_%' OR nspname LIKE 'pg\_toast%')
@@ -296,7 +308,7 @@ BEGIN
 				  DETAIL = format('%s named for %s.%I and %s no foreign key; a reference without one is invisible to idgen, and would be left pointing at old keys.',
 								  CASE WHEN found_list LIKE '%,%' THEN 'They are' ELSE 'It is' END, tbl, col,
 								  CASE WHEN found_list LIKE '%,%' THEN 'have' ELSE 'has' END),
-				  HINT = 'Name each in follow => ''{...}'' to rewrite it too, or in ignore => ''{...}'' if it holds something else.';
+				  HINT = 'Name each in follow => ''{...}'' to rewrite it too, or in ignore => ''{...}'' if it holds something else (or if it is a materialized view or a foreign table, which you refresh or rewrite yourself).';
 	END IF;
 
 	-- user code would see the rewrite as an application's change: update
@@ -351,8 +363,8 @@ BEGIN
 	IF clash IS NOT NULL THEN
 		RAISE EXCEPTION 'the new key % is already a key of %', clash, tbl
 			USING ERRCODE = 'unique_violation',
-				  DETAIL = 'The table holds lane IDs the lanes do not know of: restored, or copied from another server.',
-				  HINT = 'Raise the lanes past the table''s lane IDs with idgen_advance_past, as doc/backfill.md says for restores, and run it again.';
+				  DETAIL = 'Either an old key is as large as the new keys of the earliest times (which would collide halfway through the rewrite), or the table holds lane IDs the lanes do not know of (restored, or copied from another server).',
+				  HINT = 'For restored lane IDs, raise the lanes past them with idgen_advance_past, as doc/backfill.md says for restores, and run it again; for old keys that large, rekey with a lower below first.';
 	END IF;
 
 	-- the foreign keys go while both sides change, and come back as they were

@@ -52,7 +52,7 @@ IdgenLanes *idgen_lanes = NULL;
 
 /* this process: the wall clock of its last call, the lane that last gave */
 static int64 my_wall_ms = 0;
-static int	my_lane = 0;
+static int	my_lane = -1;		/* none yet */
 
 Size
 idgen_lanes_shmem_size(void)
@@ -357,7 +357,7 @@ prepare_lane(int64 ms, int64 shift)
 	 */
 	for (int k = 0, nlanes = idgen_lanes->nlanes; k < nlanes; k++)
 	{
-		int			i = (my_lane + k) % nlanes;
+		int			i = (Max(my_lane, 0) + k) % nlanes;
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 		uint64		next = pg_atomic_read_u64(&lane->next);
 		int64		fence = (int64) pg_atomic_read_u64(&lane->fence);
@@ -367,7 +367,7 @@ prepare_lane(int64 ms, int64 shift)
 		if (!lane->mints || lane->open_lo < 0 || next == LANE_CLOSED)
 			continue;
 		reach = Max((int64) idgen_fence_horizon, fence - lane->open_lo);
-		if (k == 0)
+		if (i == my_lane)
 			reach = Max(reach, LANE_SWEEP_GAP_MS);
 		at = Max(lane_state_ms(next), ms);
 		if (at <= ms + shift && at < lane->cap && at < fence + reach)
@@ -462,7 +462,7 @@ take_exact(int64 ms, int64 want, IdgenLaneRun *run)
 	/* an import keeps to one lane while it can, without scanning full ones */
 	for (int k = 0, nlanes = idgen_lanes->nlanes; k < nlanes; k++)
 	{
-		int			i = (my_lane + k) % nlanes;
+		int			i = (Max(my_lane, 0) + k) % nlanes;
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 
 		if (!lane->mints)
@@ -518,6 +518,7 @@ take_nearest(int64 ms, int64 shift, int64 want, IdgenLaneRun *run)
 		if (run->count > 0)
 		{
 			run->shard = best->used.shard;
+			my_lane = (int) (best - idgen_lanes->lanes);
 			count_run(best, ms, run);
 			return true;
 		}

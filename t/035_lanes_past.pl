@@ -183,7 +183,10 @@ $async->promote;
 ($ret, $stderr) = psql_fails($async, "SELECT idgen_next_at('$ta')");
 like($stderr, qr/replayed WAL of another server/,
 	'a promoted asynchronous standby refuses until attested');
-is(scalar(keys %lost), 10, 'ten lane IDs the standby never received');
+is(scalar(keys %lost), 10, 'the old primary gave ten lane IDs after the standby fell behind');
+is($async->safe_psql('postgres',
+		q{SELECT count(*) FROM idgen_lanes() WHERE shard IN (70, 71) AND (open_from IS NOT NULL OR used_ranges > 0)}),
+	'2', 'replay gave the standby both ranges whose IDs reached it');
 
 # the guide: the lane IDs its own tables hold, and the old primary's, whose
 # data survives here

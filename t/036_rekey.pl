@@ -150,6 +150,12 @@ like($stderr, qr/cannot tell whether public\.payments\.invoice_id holds keys of 
 like($stderr, qr/DETAIL:  It is named for public\.billing\.invoice_id and has no foreign key/,
 	'the detail speaks of the one column');
 
+# a snapshot older than the locks
+($ret, $stderr) = psql_fails($node,
+	"BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT idgen_rekey_column('customers', 'id', 'created_at', 1000000); COMMIT");
+like($stderr, qr/idgen_rekey_column needs a READ COMMITTED transaction/,
+	'a REPEATABLE READ transaction is refused');
+
 # a partition, a view: not the table that holds the keys
 sql(q{CREATE TABLE events (id bigint, region int, created_at timestamptz NOT NULL, PRIMARY KEY (id, region))
 		PARTITION BY LIST (region);
@@ -238,5 +244,26 @@ is(sql(q{SELECT count(idgen_next_at(t))
 	sql(q{SELECT count(*) FROM generate_series('2026-01-06 00:30:00+00'::timestamptz, '2026-08-26', interval '53 min')}),
 	'a third sweep over the same months mints');
 note sql(q{SELECT string_agg(concat_ws(' ', shard, open_from, used_ranges, minted), E'\n') FROM idgen_lanes()});
+
+# ---- a partitioned table, its time a timestamp ----
+
+sql(q{CREATE TABLE visits (id bigint, region int, seen timestamp NOT NULL, PRIMARY KEY (id, region))
+		PARTITION BY LIST (region);
+	  CREATE TABLE visits_1 PARTITION OF visits FOR VALUES IN (1);
+	  CREATE TABLE visits_2 PARTITION OF visits FOR VALUES IN (2);
+	  CREATE TABLE visit_tags (visit_id bigint, region int, tag text,
+							   FOREIGN KEY (visit_id, region) REFERENCES visits);
+	  INSERT INTO visits SELECT i, 1 + i % 2, '2026-04-01 10:00'::timestamp + i * interval '1 min'
+		FROM generate_series(1, 100) AS i;
+	  INSERT INTO visit_tags SELECT id, region, 'tag ' || seen FROM visits});
+like(sql(q{SET TimeZone = 'Asia/Tokyo'; SELECT idgen_rekey_column('visits', 'id', 'seen', 1000)}),
+	qr/^public\.visits\.id: 100 keys below 1000 rewritten from seen, .*; followed: public\.visit_tags\.visit_id \(100 rows\)$/,
+	'a partitioned table rekeyed, the tags referencing it followed');
+is(sql(q{SET TimeZone = 'Asia/Tokyo';
+		 SELECT count(*) FROM visits WHERE id_to_timestamp(id) <> seen::timestamptz}),
+	'0', 'a timestamp column is read in the session\'s TimeZone');
+is(sql(q{SELECT count(*) FROM visit_tags AS t JOIN visits AS v USING (region)
+		  WHERE v.id = t.visit_id AND t.tag = 'tag ' || v.seen}),
+	'100', 'every tag finds its visit');
 
 done_testing();
