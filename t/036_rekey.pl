@@ -266,4 +266,69 @@ is(sql(q{SELECT count(*) FROM visit_tags AS t JOIN visits AS v USING (region)
 		  WHERE v.id = t.visit_id AND t.tag = 'tag ' || v.seen}),
 	'100', 'every tag finds its visit');
 
+# ---- what else it follows and refuses, and a date ----
+
+# a foreign key that points at one partition, not at the partitioned table
+sql(q{CREATE TABLE rides (id bigint, city int, created_at timestamptz NOT NULL, PRIMARY KEY (id, city))
+		PARTITION BY LIST (city);
+	  CREATE TABLE rides_1 PARTITION OF rides FOR VALUES IN (1);
+	  CREATE TABLE rides_2 PARTITION OF rides FOR VALUES IN (2);
+	  CREATE TABLE ride_receipts (ride_id bigint, city int, FOREIGN KEY (ride_id, city) REFERENCES rides_1 ON UPDATE SET NULL);
+	  INSERT INTO rides SELECT i, 1 + i % 2, '2026-09-01'::timestamptz + i * interval '1 s' FROM generate_series(1, 40) AS i;
+	  INSERT INTO ride_receipts SELECT id, city FROM rides WHERE city = 1});
+like(sql(q{SELECT idgen_rekey_column('rides', 'id', 'created_at', 1000)}),
+	qr/followed: public\.ride_receipts\.ride_id \(20 rows\)$/,
+	'a foreign key to one partition is followed');
+is(sql(q{SELECT count(*) FROM ride_receipts AS r JOIN rides AS d ON d.id = r.ride_id AND d.city = r.city}),
+	'20', 'every receipt finds its ride, none set to NULL');
+
+# inheritance: an UPDATE would reach the children unseen
+sql(q{CREATE TABLE gadgets (id bigint PRIMARY KEY, created_at timestamptz NOT NULL);
+	  CREATE TABLE gadgets_old () INHERITS (gadgets);
+	  INSERT INTO gadgets VALUES (1, '2026-09-02')});
+($ret, $stderr) = psql_fails($node, "SELECT idgen_rekey_column('gadgets', 'id', 'created_at', 1000)");
+like($stderr, qr/cannot rekey through public\.gadgets, which has inheritance children/,
+	'a table with inheritance children is refused');
+
+# row security: a policy hiding rows from the owner fails the rewrite
+sql(q{CREATE ROLE regress_rekey_owner;
+	  CREATE TABLE gizmos (id bigint PRIMARY KEY, created_at timestamptz NOT NULL);
+	  INSERT INTO gizmos SELECT i, '2026-09-03'::timestamptz + i * interval '1 s' FROM generate_series(1, 4) AS i;
+	  ALTER TABLE gizmos OWNER TO regress_rekey_owner;
+	  ALTER TABLE gizmos ENABLE ROW LEVEL SECURITY;
+	  ALTER TABLE gizmos FORCE ROW LEVEL SECURITY;
+	  CREATE POLICY even ON gizmos USING (id % 2 = 0)});
+($ret, $stderr) = psql_fails($node,
+	"SET ROLE regress_rekey_owner; SELECT idgen_rekey_column('gizmos', 'id', 'created_at', 1000)");
+like($stderr, qr/query would be affected by row-level security policy for table "gizmos"/,
+	'a policy that would hide rows fails the rewrite');
+is(sql(q{SELECT string_agg(id::text, ',' ORDER BY id) FROM gizmos}), '1,2,3,4', 'and no key changed');
+
+# the caller's own temporary table of the map's name
+($ret, $stderr) = psql_fails($node,
+	"CREATE TEMP TABLE idgen_rekey_map (x int); SELECT idgen_rekey_column('gadgets_old', 'id', 'created_at', 1000)");
+like($stderr, qr/a temporary table idgen_rekey_map exists/, 'a temporary table of the map\'s name is not dropped');
+
+# a key held twice, once by a row already for its time
+sql(q{CREATE TABLE trips (id bigint, leg int, created_at timestamptz NOT NULL, PRIMARY KEY (id, leg));
+	  INSERT INTO trips SELECT idgen_next_at('2026-09-04 10:00+00'), 1, '2026-09-04 10:00+00';
+	  INSERT INTO trips SELECT id, 2, '2026-09-05 10:00+00' FROM trips});
+($ret, $stderr) = psql_fails($node,
+	"SELECT idgen_rekey_column('trips', 'id', 'created_at', 9223372036854775807)");
+like($stderr, qr/column "id" of public\.trips holds a key more than once/,
+	'a key held twice is refused, even when one of its rows is kept');
+
+# a materialized view named like a reference
+sql(q{CREATE TABLE widgets (id bigint PRIMARY KEY, made date NOT NULL);
+	  INSERT INTO widgets SELECT i, date '2026-09-10' + i FROM generate_series(1, 5) AS i;
+	  CREATE MATERIALIZED VIEW widget_sales AS SELECT id AS widget_id FROM widgets});
+($ret, $stderr) = psql_fails($node, "SELECT idgen_rekey_column('widgets', 'id', 'made', 1000)");
+like($stderr, qr/cannot tell whether public\.widget_sales\.widget_id holds keys of public\.widgets/,
+	'a materialized view named like a reference is refused');
+like(sql(q{SELECT idgen_rekey_column('widgets', 'id', 'made', 1000, ignore => '{widget_sales.widget_id}')}),
+	qr/^public\.widgets\.id: 5 keys below 1000 rewritten from made, /,
+	'and let be when ignored (to be refreshed)');
+is(sql(q{SELECT count(*) FROM widgets WHERE id_to_timestamp(id) <> made::timestamptz}), '0',
+	'a date column: each key decodes to its day\'s midnight');
+
 done_testing();
