@@ -366,7 +366,7 @@ prepare_lane(int64 ms, int64 shift)
 
 		if (!lane->mints || lane->open_lo < 0 || next == LANE_CLOSED)
 			continue;
-		reach = Max((int64) idgen_fence_horizon, fence - lane->open_lo);
+		reach = lane_horizon(lane, fence);
 		if (i == my_lane)
 			reach = Max(reach, LANE_SWEEP_GAP_MS);
 		at = Max(lane_state_ms(next), ms);

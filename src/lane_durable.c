@@ -239,7 +239,7 @@ idgen_lanes_floor_ms(void)
 static int64
 fence_target(const IdgenLane *lane, int64 fence, int64 now)
 {
-	int64		horizon = Max((int64) idgen_fence_horizon, fence - lane->open_lo);
+	int64		horizon = lane_horizon(lane, fence);
 	int64		target;
 
 	if (lane->open_lo < 0 || lane->need < fence)

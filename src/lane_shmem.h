@@ -21,6 +21,7 @@
 
 #include "lane_table.h"
 #include "layout.h"
+#include "settings.h"
 
 #define LANE_CLOSED		PG_UINT64_MAX
 
@@ -69,6 +70,16 @@ static inline int64
 lane_state_ms(uint64 state)
 {
 	return (int64) (state >> idgen_layout.sequence_bits);
+}
+
+/*
+ * How far past an open range's fence the worker moves it: a horizon that
+ * doubles with the range, so that a sweeping import asks ever less often.
+ */
+static inline int64
+lane_horizon(const IdgenLane *lane, int64 fence)
+{
+	return Max((int64) idgen_fence_horizon, fence - lane->open_lo);
 }
 
 static inline bool
