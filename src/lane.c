@@ -149,6 +149,10 @@ idgen_lanes_refuse_unknown(IdgenLanesUnknown unknown)
 			detail = "Replay met more lanes than are kept; a lane left out could mint again what it minted.";
 			hint = "Keep this server's backfill lanes unused; backfill on a server whose lanes file is of its own primary.";
 			break;
+		case LANES_RESTORED_INTO:
+			detail = "A dump was restored into a database of this server (it brought idgen's stamp): its rows may hold IDs of these lanes' shards at milliseconds the lanes would mint at.";
+			hint = "Run SELECT idgen_advance_past(max(id)) on the restored tables' keys, one per shard, first.  Then SELECT idgen_lanes_init() attests the lanes.";
+			break;
 		case LANES_KNOWN:
 			break;
 	}

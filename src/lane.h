@@ -37,6 +37,7 @@ extern void idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run);
 extern int64 idgen_lane_run_id(const IdgenLaneRun *run, int64 i);
 extern int	idgen_lanes_init(void);
 extern void idgen_lanes_raise_past(int64 id);
+extern void idgen_lanes_restored_into(void);
 
 /* the fence worker and replay */
 extern void idgen_lanes_worker_step(void);

@@ -429,6 +429,41 @@ idgen_lanes_init(void)
 }
 
 /*
+ * A dump restored into a database of this server (its COMMENT ON EXTENSION
+ * brought a stamp): its rows may hold IDs of any shard, the lanes' too, at
+ * milliseconds they would mint at, and nothing of the lanes' past says so.
+ * The lanes refuse, durably and before the rows arrive, until the operator
+ * raises them past the restored IDs and attests them.  Lanes already
+ * refusing keep their reason; a server with no lane in its table has
+ * nothing to refuse (a lane new to it waits for idgen_lanes_init() anyway).
+ */
+void
+idgen_lanes_restored_into(void)
+{
+	int64		waited_us = 0;
+
+	if (idgen_lanes == NULL || RecoveryInProgress())
+		return;
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	if (idgen_lanes->unknown != LANES_KNOWN || idgen_lanes->nlanes == 0)
+	{
+		LWLockRelease(idgen_lanes->lock);
+		return;
+	}
+	idgen_lanes->unknown = LANES_RESTORED_INTO;
+	/* ranges already open are stopped too: restored IDs may sit in them */
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+		idgen_lane_close_open(&idgen_lanes->lanes[i]);
+	idgen_lanes_set_mints();
+	idgen_lanes_ask_and_wait(&waited_us);
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the backfill lanes of this server refuse until attested again"),
+			 errdetail("This restore brings idgen's stamp; its rows may hold IDs of the lanes' shards at milliseconds the lanes would mint at."),
+			 errhint("Once the rows are in, run SELECT idgen_advance_past(max(id)) on the restored tables' keys, one per shard; then SELECT idgen_lanes_init().")));
+}
+
+/*
  * idgen_advance_past of an ID of a shard that is not minted live here:
  * IDs of that shard may exist up to its millisecond (restored, copied), so
  * the shard, a lane now or later, never mints at or below it.  Its lane is

@@ -237,7 +237,7 @@ bool
 idgen_lane_table_check(const IdgenLaneTable *table, size_t len)
 {
 	if (len < offsetof(IdgenLaneTable, lanes) ||
-		table->unknown < LANES_KNOWN || table->unknown > LANES_OVERFLOW ||
+		table->unknown < LANES_KNOWN || table->unknown > LANES_RESTORED_INTO ||
 		table->nlanes < 0 || table->nlanes > IDGEN_LANE_TABLE_MAX ||
 		table->nlive < 0 || table->nlive > IDGEN_LANE_MAX_LIVE ||
 		len != IDGEN_LANE_TABLE_SIZE(table->nlanes))

@@ -28,7 +28,8 @@ typedef enum IdgenLanesUnknown
 	LANES_NO_FILE,
 	LANES_FOREIGN_FILE,			/* the data directory is a copy */
 	LANES_AFTER_RECOVERY,		/* a promotion, a restore, a backup */
-	LANES_OVERFLOW				/* replay met more lanes than are kept */
+	LANES_OVERFLOW,				/* replay met more lanes than are kept */
+	LANES_RESTORED_INTO			/* a dump was restored into a database */
 } IdgenLanesUnknown;
 
 /* What the file said at start. */

@@ -34,6 +34,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "lane.h"
 #include "layout.h"
 #include "layout_stamp.h"
 #include "stamp_hooks.h"
@@ -264,6 +265,7 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 
 	relid = RangeVarGetRelid(copy->relation, NoLock, false);
 	idgen_read_copy(relid, &history);
+	idgen_lanes_restored_into();
 	/* gone at once: a second such COPY in the transaction is redirected too */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -322,6 +324,7 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 	{
 		warn_other_history(&after);
 		idgen_stamp_changed();
+		idgen_lanes_restored_into();
 	}
 	else if (malformed)
 		ereport(ERROR,
