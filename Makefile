@@ -33,6 +33,7 @@ OBJS = \
 	src/lease_gate.o \
 	src/lease_set.o \
 	src/lease_pool.o \
+	src/lane_lease.o \
 	src/lease_worker.o \
 	src/registry.o \
 	src/lease_sql.o \

@@ -105,8 +105,7 @@ _PG_init(void)
 	idgen_layout_init(idgen_epoch_setting, idgen_shard_bits_setting,
 					  idgen_sequence_bits_setting);
 	idgen_settings_recheck();
-	idgen_lane_shards_check(idgen_lease_registry != NULL &&
-							idgen_lease_registry[0] != '\0');
+	idgen_lane_shards_check();
 	idgen_warn_layout_end((int64) idgen_layout_end_warning * 60 * 1000);
 	if (idgen_public_key != NULL && idgen_public_key[0] != '\0')
 		idgen_public_key_warn();

@@ -41,6 +41,7 @@
 #include "generator.h"
 #include "lane.h"
 #include "lane_shmem.h"
+#include "lease_gate.h"
 #include "layout_history.h"
 #include "settings.h"
 #include "worker.h"
@@ -90,6 +91,16 @@ idgen_lane_of(int32 shard)
 
 /* ---- asking the worker ---- */
 
+/* With a lease registry: whether a lane holds its row and mints. */
+static IdgenAwait
+lanes_leased(void *arg)
+{
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+		if (idgen_lanes->lanes[i].mints)
+			return IDGEN_AWAIT_DONE;
+	return IDGEN_AWAIT_MORE;
+}
+
 static IdgenAwait
 lanes_written(void *arg)
 {
@@ -122,7 +133,10 @@ idgen_lanes_ask_and_wait(int64 *waited_us)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("could not make the backfill lanes durable within \"%s\" (%d ms)",
 						"idgen.max_wait", idgen_max_wait),
-				 errdetail("A lane mints only below a fence that the background worker \"idgen fence\" has written to the lanes file and WAL."),
+				 errdetail("A lane mints only below a fence that the background worker \"idgen fence\" has written to the lanes file and WAL%s.",
+						   idgen_lanes->leased_mode ? ", and the lease registry holds in the lane's row" : ""),
+				 idgen_lanes->leased_mode ?
+				 errhint("Check the server log for the \"idgen fence\" and \"idgen lease\" workers, that synchronous standbys are connected, and that the lease registry is reached.") :
 				 errhint("Check the server log for the \"idgen fence\" worker, and that synchronous standbys are connected.")));
 }
 
@@ -202,11 +216,37 @@ idgen_lanes_refuse_unusable(void)
 	{
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 
-		if (lane->configured && !lane->mints)
+		/* with a registry, a lane another server holds is passed over */
+		if (lane->configured && !lane->mints &&
+			!(idgen_lanes->leased_mode && !lane->leased && lane_attested(lane) &&
+			  !idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard)))
 		{
 			LWLockRelease(idgen_lanes->lock);
 			idgen_lanes_refuse_lane(lane);
 		}
+	}
+	if (idgen_lanes->leased_mode)
+	{
+		/* none held: as a live mint waits for its lease, up to max_wait */
+		for (bool waited = false;; waited = true)
+		{
+			if (lanes_leased(NULL) == IDGEN_AWAIT_DONE)
+				return;
+			LWLockRelease(idgen_lanes->lock);
+			if (waited)
+				break;
+			(void) idgen_worker_await(&idgen_lanes->cv, lanes_leased, NULL,
+									  idgen_lease_poke, (int64) idgen_max_wait * 1000,
+									  IDGEN_WAIT_LEASE);
+			LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no backfill lane of this server holds its lease"),
+				 errdetail("With \"%s\" set, a lane mints only while this server holds its row in the registry; another server holds each of them, or the lease worker has not taken them yet.",
+						   "idgen.lease_registry"),
+				 errhint("Give each server lanes of its own in \"%s\"; a lane another server held passes on when its lease ends.",
+						 "idgen.backfill_shards")));
 	}
 }
 

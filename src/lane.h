@@ -26,6 +26,20 @@ typedef struct IdgenLaneRun
 	int64		count;
 } IdgenLaneRun;
 
+/*
+ * With a lease registry, a table the fence worker wrote and logged, whose
+ * fences wait for the registry to hold its ranges (lane_lease.c).  Indexes
+ * are the lanes' in shared memory.
+ */
+typedef struct IdgenLanesPending
+{
+	uint64		asked;			/* the asks it answers */
+	int			n;
+	uint64		gens[IDGEN_LANE_TABLE_MAX];
+	int64		fences[IDGEN_LANE_TABLE_MAX];
+	IdgenLaneTable table;
+} IdgenLanesPending;
+
 /* shared memory and the start (lane.c, lane_durable.c) */
 extern Size idgen_lanes_shmem_size(void);
 extern void idgen_lanes_shmem_startup(void);
@@ -38,6 +52,14 @@ extern int64 idgen_lane_run_id(const IdgenLaneRun *run, int64 i);
 extern int	idgen_lanes_init(void);
 extern void idgen_lanes_raise_past(int64 id);
 extern void idgen_lanes_restored_into(void);
+
+/* the lanes' leases (lane_lease.c, in the lease worker) */
+extern bool idgen_lanes_pending(IdgenLanesPending *out);
+extern void idgen_lanes_publish_pending(const IdgenLanesPending *pending,
+										const int32 *committed, int ncommitted);
+extern void idgen_lanes_lease_taken(int32 shard, const int64 *lo, const int64 *hi, int n);
+extern void idgen_lanes_lease_lost(int32 shard);
+extern bool idgen_lanes_usable(int32 shard);
 
 /* the fence worker and replay */
 extern void idgen_lanes_worker_step(void);

@@ -39,6 +39,7 @@
 
 #include "fence_gate.h"
 #include "lane.h"
+#include "lease_gate.h"
 #include "lane_shmem.h"
 #include "settings.h"
 #include "shard.h"
@@ -87,7 +88,8 @@ idgen_lanes_set_mints(void)
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 
 		lane->mints = lane->configured && lane_attested(lane) &&
-			!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard);
+			!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard) &&
+			(!idgen_lanes->leased_mode || lane->leased);
 	}
 }
 
@@ -163,6 +165,9 @@ idgen_lanes_shmem_startup(void)
 	ConditionVariableInit(&idgen_lanes->cv);
 	pg_atomic_init_u64(&idgen_lanes->asked, 0);
 	pg_atomic_init_u64(&idgen_lanes->written, 0);
+	pg_atomic_init_u64(&idgen_lanes->pending_asked, 0);
+	idgen_lanes->leased_mode = idgen_lease_registry != NULL &&
+		idgen_lease_registry[0] != '\0';
 	idgen_lanes->base.layout = idgen_layout;
 
 	table = palloc(sizeof(IdgenLaneTable));
@@ -252,6 +257,52 @@ fence_target(const IdgenLane *lane, int64 fence, int64 now)
 }
 
 /*
+ * The fences of the ranges a table wrote, where those ranges are still open
+ * (one closed or opened meanwhile was not in it); with a lease registry,
+ * only for the lanes whose ranges it committed.  Then the asks it answers
+ * are done.
+ */
+static void
+publish_fences(int n, const uint64 *gens, const int64 *fences, uint64 asked,
+			   const int32 *committed, int ncommitted)
+{
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+		bool		held = !idgen_lanes->leased_mode;
+
+		for (int c = 0; c < ncommitted && !held; c++)
+			held = committed[c] == lane->used.shard && lane->leased;
+		if (held && lane->open_lo >= 0 && lane->range_gen == gens[i] &&
+			(uint64) fences[i] > pg_atomic_read_u64(&lane->fence))
+			pg_atomic_write_u64(&lane->fence, (uint64) fences[i]);
+	}
+	if (asked > pg_atomic_read_u64(&idgen_lanes->written))
+		pg_atomic_write_u64(&idgen_lanes->written, asked);
+	LWLockRelease(idgen_lanes->lock);
+	ConditionVariableBroadcast(&idgen_lanes->cv);
+}
+
+/* Whether a table moves the fence of a leased lane's open range. */
+static bool
+fences_move(int n, const uint64 *gens, const int64 *fences)
+{
+	bool		move = false;
+
+	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
+	for (int i = 0; i < n && !move; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		move = lane->leased && lane->open_lo >= 0 && lane->range_gen == gens[i] &&
+			(uint64) fences[i] > pg_atomic_read_u64(&lane->fence);
+	}
+	LWLockRelease(idgen_lanes->lock);
+	return move;
+}
+
+/*
  * In the fence worker: make the table durable when a backend asked, or a
  * checkpoint passed since it was last logged (so that crash recovery from
  * that checkpoint finds it whole even without the file), then publish the
@@ -276,6 +327,10 @@ idgen_lanes_worker_step(void)
 	redo = GetRedoRecPtr();
 	if (asked == pg_atomic_read_u64(&idgen_lanes->written) &&
 		(table_empty() || redo == logged_redo))
+		return;
+	/* written and logged: the lease worker publishes it */
+	if (idgen_lanes->leased_mode && redo == logged_redo &&
+		asked == pg_atomic_read_u64(&idgen_lanes->pending_asked))
 		return;
 
 	table = palloc(sizeof(IdgenLaneTable));
@@ -303,19 +358,21 @@ idgen_lanes_worker_step(void)
 	}
 	logged_redo = redo;
 
-	/* a range closed or opened meanwhile was not in this table */
-	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < n; i++)
+	if (idgen_lanes->leased_mode && fences_move(n, gens, fences))
 	{
-		IdgenLane  *lane = &idgen_lanes->lanes[i];
-
-		if (lane->open_lo >= 0 && lane->range_gen == gens[i] &&
-			(uint64) fences[i] > pg_atomic_read_u64(&lane->fence))
-			pg_atomic_write_u64(&lane->fence, (uint64) fences[i]);
+		/* another server takes a lane with the ranges its row holds */
+		LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+		idgen_lanes->pending.asked = asked;
+		idgen_lanes->pending.n = n;
+		memcpy(idgen_lanes->pending.gens, gens, sizeof(uint64) * n);
+		memcpy(idgen_lanes->pending.fences, fences, sizeof(int64) * n);
+		idgen_lanes->pending.table = *table;
+		pg_atomic_write_u64(&idgen_lanes->pending_asked, asked);
+		LWLockRelease(idgen_lanes->lock);
+		idgen_lease_poke();
 	}
-	pg_atomic_write_u64(&idgen_lanes->written, asked);
-	LWLockRelease(idgen_lanes->lock);
-	ConditionVariableBroadcast(&idgen_lanes->cv);
+	else
+		publish_fences(n, gens, fences, asked, NULL, 0);
 	pfree(table);
 }
 
@@ -516,4 +573,97 @@ idgen_lanes_raise_past(int64 id)
 		idgen_lane_close_open(lane);
 	idgen_lane_add_range(&lane->used, 0, ms + 1);
 	idgen_lanes_ask_and_wait(&waited_us);
+}
+
+/* ---- leased through a registry (lane_lease.c, in the lease worker) ---- */
+
+/* The table written last, if its fences wait for the registry. */
+bool
+idgen_lanes_pending(IdgenLanesPending *out)
+{
+	uint64		asked;
+
+	if (idgen_lanes == NULL || !idgen_lanes->leased_mode)
+		return false;
+	asked = pg_atomic_read_u64(&idgen_lanes->pending_asked);
+	if (asked == 0 || asked <= pg_atomic_read_u64(&idgen_lanes->written))
+		return false;
+	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
+	*out = idgen_lanes->pending;
+	LWLockRelease(idgen_lanes->lock);
+	return true;
+}
+
+/* The registry holds the ranges of the lanes committed: their fences. */
+void
+idgen_lanes_publish_pending(const IdgenLanesPending *pending,
+							const int32 *committed, int ncommitted)
+{
+	publish_fences(pending->n, pending->gens, pending->fences, pending->asked,
+				   committed, ncommitted);
+}
+
+/*
+ * This server took or holds a lane's row again: the ranges its row holds
+ * are used, whoever used them.  The open range, if one stayed, closes: its
+ * cap may now lie in a range another server used.
+ */
+void
+idgen_lanes_lease_taken(int32 shard, const int64 *lo, const int64 *hi, int n)
+{
+	IdgenLane  *lane;
+
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	lane = idgen_lane_of(shard);
+	if (lane != NULL)
+	{
+		idgen_lane_close_open(lane);
+		for (int i = 0; i < n; i++)
+			if (lo[i] < hi[i])
+				idgen_lane_add_range(&lane->used, Max(lo[i], 0), hi[i]);
+		lane->leased = true;
+		idgen_lanes_set_mints();
+	}
+	LWLockRelease(idgen_lanes->lock);
+	ConditionVariableBroadcast(&idgen_lanes->cv);
+}
+
+/* Whether a lane would mint here, held: a row worth taking. */
+bool
+idgen_lanes_usable(int32 shard)
+{
+	bool		usable = false;
+
+	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		if (lane->used.shard == shard)
+			usable = idgen_lanes->unknown == LANES_KNOWN && lane->configured &&
+				lane_attested(lane) &&
+				!idgen_lane_table_was_live(&idgen_lanes->base, shard);
+	}
+	LWLockRelease(idgen_lanes->lock);
+	return usable;
+}
+
+/*
+ * Another server holds the lane's row: no new range.  What the open range
+ * still gives is below a fence the row holds, which its new owner avoids.
+ */
+void
+idgen_lanes_lease_lost(int32 shard)
+{
+	IdgenLane  *lane;
+
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	lane = idgen_lane_of(shard);
+	if (lane != NULL)
+	{
+		idgen_lane_close_open(lane);
+		lane->leased = false;
+		idgen_lanes_set_mints();
+	}
+	LWLockRelease(idgen_lanes->lock);
 }

@@ -19,6 +19,7 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 
+#include "lane.h"
 #include "lane_table.h"
 #include "layout.h"
 #include "settings.h"
@@ -43,6 +44,7 @@ typedef struct IdgenLane
 	int64		need;			/* a millisecond asked to be below the fence */
 	uint64		range_gen;		/* bumped when a range closes or opens */
 	bool		configured;		/* in idgen.backfill_shards */
+	bool		leased;			/* with a lease registry: its row is ours */
 	IdgenLaneEntry used;		/* closed ranges, the shard, attested */
 } IdgenLane;
 
@@ -53,6 +55,10 @@ typedef struct IdgenLanes
 	pg_atomic_uint64 asked;		/* writes asked for, under the lock */
 	pg_atomic_uint64 written;	/* the last asked the worker made durable */
 	IdgenLanesUnknown unknown;
+	bool		leased_mode;	/* a lease registry: lanes mint when leased */
+	/* with one, a table written and logged, published once the registry has its ranges */
+	pg_atomic_uint64 pending_asked;	/* the asks it answers; 0: none yet */
+	IdgenLanesPending pending;	/* under the lock */
 	IdgenLaneTable base;		/* layout and live shards; lanes below */
 	int			nlanes;
 	IdgenLane	lanes[IDGEN_LANE_TABLE_MAX];

@@ -376,6 +376,13 @@ idgen_lease_set_worker_latch(Latch *latch)
 	idgen_worker_latch_set(&lease_shared->worker, latch);
 }
 
+/* The backfill lanes wait for the registry to hold their ranges. */
+void
+idgen_lease_poke(void)
+{
+	wake_lease_worker();
+}
+
 /* A minter waits for a lease. */
 bool
 idgen_lease_asked(void)

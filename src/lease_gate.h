@@ -110,6 +110,7 @@ extern void idgen_lease_close(int32 shard);
 extern void idgen_lease_set_pool_shard(int32 shard);
 extern void idgen_lease_set_worker_latch(Latch *latch);
 extern bool idgen_lease_asked(void);
+extern void idgen_lease_poke(void);
 extern void idgen_lease_clear_asked(void);
 
 #endif							/* IDGEN_LEASE_GATE_H */

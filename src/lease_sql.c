@@ -58,14 +58,14 @@ const char *const idgen_lease_sql_add_pool_rows =
  * renew: this server's own first (a crash restart finds its row again),
  * then free or ended rows, the least recently stamped first, none stamped
  * further ahead of the registry's clock than idgen.max_lead ($4), which
- * plan_lease would refuse.  In READ COMMITTED a row another claim changed
+ * plan_lease would refuse, and no backfill lane's.  In READ COMMITTED a row another claim changed
  * meanwhile is checked again, as it is now, once locked.
  */
 const char *const idgen_lease_sql_claim =
 "SELECT l.shard FROM public.idgen_lease AS l "
 "WHERE l.shard IN (SELECT s FROM unnest($1::integer[], $2::integer[]) AS r (lo, hi), "
 "generate_series(r.lo, r.hi) AS s) "
-"AND (l.owner = $3 OR ((l.owner IS NULL OR l.valid_until IS NULL "
+"AND NOT l.lane AND (l.owner = $3 OR ((l.owner IS NULL OR l.valid_until IS NULL "
 "OR l.valid_until < clock_timestamp()) "
 "AND coalesce(GREATEST(l.valid_until, l.stamped_until), '-infinity') <= "
 "clock_timestamp() + $4::bigint * interval '1 millisecond')) "
@@ -78,7 +78,7 @@ const char *const idgen_lease_sql_lock_rows =
 TIMESTAMPTZ_TO_UNIX_US("valid_until") ", "
 TIMESTAMPTZ_TO_UNIX_US("previous_until") ", "
 TIMESTAMPTZ_TO_UNIX_US("clock_timestamp()") ", "
-TIMESTAMPTZ_TO_UNIX_US("stamped_until") " "
+TIMESTAMPTZ_TO_UNIX_US("stamped_until") ", lane "
 "FROM public.idgen_lease WHERE shard = ANY ($1::integer[]) ORDER BY shard "
 "FOR UPDATE SKIP LOCKED";
 
@@ -101,7 +101,9 @@ const char *const idgen_lease_sql_create_table =
 "    valid_until timestamptz,\n"
 "    previous_until timestamptz,\n"
 "    renewed_at timestamptz,\n"
-"    stamped_until timestamptz\n"
+"    stamped_until timestamptz,\n"
+"    lane boolean NOT NULL DEFAULT false,\n"
+"    lane_ranges tstzmultirange NOT NULL DEFAULT '{}'\n"
 ")";
 
 /*
@@ -136,6 +138,8 @@ const char *const idgen_lease_sql_table_owner =
  */
 const char *const idgen_lease_sql_guard[] = {
 	"ALTER TABLE public.idgen_lease ADD COLUMN IF NOT EXISTS stamped_until timestamptz",
+	"ALTER TABLE public.idgen_lease ADD COLUMN IF NOT EXISTS lane boolean NOT NULL DEFAULT false, "
+	"ADD COLUMN IF NOT EXISTS lane_ranges tstzmultirange NOT NULL DEFAULT '{}'",
 	"CREATE OR REPLACE FUNCTION public.idgen_lease_guard() RETURNS trigger "
 	"LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $f$\n"
 	"BEGIN\n"
@@ -145,6 +149,25 @@ const char *const idgen_lease_sql_guard[] = {
 	"            HINT = 'To free a shard, UPDATE public.idgen_lease SET owner = NULL WHERE shard = ...';\n"
 	"    END IF;\n"
 	"    -- idgen lease guard, version " CppAsString2(IDGEN_REGISTRY_SCHEMA_VERSION) "\n"
+	"    -- a lane's IDs sit at past milliseconds: a lane row stays one, a\n"
+	"    -- live row never becomes one, a lane's ranges are never forgotten\n"
+	"    IF OLD.lane AND NOT NEW.lane THEN\n"
+	"        RAISE EXCEPTION USING ERRCODE = '55000',\n"
+	"            MESSAGE = format('shard %s is a backfill lane in public.idgen_lease and stays one', OLD.shard),\n"
+	"            HINT = 'Its IDs sit at past milliseconds that a live server would mint at; name another shard.';\n"
+	"    END IF;\n"
+	"    IF NEW.lane AND NOT OLD.lane AND (OLD.valid_until IS NOT NULL OR OLD.stamped_until IS NOT NULL) THEN\n"
+	"        RAISE EXCEPTION USING ERRCODE = '55000',\n"
+	"            MESSAGE = format('shard %s was leased live and cannot become a backfill lane', OLD.shard),\n"
+	"            HINT = 'Its live IDs sit at the past milliseconds a lane would mint at; name shards never leased live in idgen.backfill_shards.';\n"
+	"    END IF;\n"
+	"    IF OLD.lane AND NEW.owner IS NOT NULL AND NEW.owner IS DISTINCT FROM OLD.owner\n"
+	"       AND current_setting('idgen_lease.lane', true) IS DISTINCT FROM 'on' THEN\n"
+	"        RAISE EXCEPTION USING ERRCODE = '55000',\n"
+	"            MESSAGE = format('shard %s is a backfill lane in public.idgen_lease', OLD.shard),\n"
+	"            HINT = 'Only a server that names it in idgen.backfill_shards takes it.';\n"
+	"    END IF;\n"
+	"    NEW.lane_ranges := OLD.lane_ranges + coalesce(NEW.lane_ranges, '{}');\n"
 	"    IF NEW.owner IS NULL AND OLD.owner IS NOT NULL\n"
 	"       AND OLD.owner = current_setting('idgen_lease.giving_back', true)\n"
 	"       AND pg_has_role((SELECT relowner FROM pg_class WHERE oid = TG_RELID),\n"
@@ -197,7 +220,8 @@ const char *const idgen_lease_sql_guards_present =
 "('idgen_lease_no_truncate', 'idgen_lease_refuse'))) = 3 "
 "AND EXISTS (SELECT FROM pg_catalog.pg_attribute "
 "WHERE attrelid = pg_catalog.to_regclass('public.idgen_lease') "
-"AND attname = 'stamped_until' AND NOT attisdropped), "
+"AND attname IN ('stamped_until', 'lane', 'lane_ranges') AND NOT attisdropped "
+"HAVING count(*) = 3), "
 "coalesce((SELECT coalesce(pg_catalog.substring(p.prosrc, "
 "'idgen lease guard, version ([0-9]{1,9})\\M')::pg_catalog.int4, 1) "
 "FROM pg_catalog.pg_proc AS p "
@@ -208,3 +232,50 @@ const char *const idgen_lease_sql_guards_present =
 /* The registry's clock, as the rounds read it. */
 const char *const idgen_lease_sql_clock =
 "SELECT " TIMESTAMPTZ_TO_UNIX_US("clock_timestamp()");
+
+/* ---- backfill lanes (lane_lease.c) ---- */
+
+/* Lets the guard see a lane's take: a live server never makes one. */
+const char *const idgen_lease_sql_lane_session =
+"SELECT pg_catalog.set_config('idgen_lease.lane', 'on', true)";
+
+/*
+ * The lanes' rows, locked: whether each was ever used live (a row leased
+ * live or stamped), whether its lease has ended by the registry's clock,
+ * and its ranges as "lo:hi" Unix microseconds (an unbounded end, which
+ * only a hand could write, as far as it goes).
+ */
+const char *const idgen_lease_sql_lane_lock_rows =
+"SELECT shard, owner, coalesce(owner_name, ''), lane, "
+"valid_until IS NOT NULL OR stamped_until IS NOT NULL, "
+"coalesce(valid_until < clock_timestamp(), true), "
+"coalesce((SELECT pg_catalog.string_agg(coalesce("
+TIMESTAMPTZ_TO_UNIX_US("pg_catalog.lower(r)") ", -9223372036854775807) || ':' || coalesce("
+TIMESTAMPTZ_TO_UNIX_US("pg_catalog.upper(r)") ", 9223372036854775807), ',') "
+"FROM pg_catalog.unnest(lane_ranges) AS r), '') "
+"FROM public.idgen_lease WHERE shard = ANY ($1::integer[]) ORDER BY shard "
+"FOR UPDATE SKIP LOCKED";
+
+/* Take, renew ($2 this server's token) or give back (NULL) lane rows. */
+const char *const idgen_lease_sql_lane_update_rows =
+"UPDATE public.idgen_lease AS l SET owner = n.owner, lane = true, "
+"owner_name = CASE WHEN n.owner IS NULL THEN l.owner_name ELSE $3 END, "
+"valid_until = clock_timestamp() + "
+"CASE WHEN n.owner IS NULL THEN interval '0' ELSE $4::bigint * interval '1 millisecond' END, "
+"renewed_at = clock_timestamp() "
+"FROM unnest($1::integer[], $2::text[]) AS n (shard, owner) "
+"WHERE l.shard = n.shard";
+
+/*
+ * A lane's ranges, before its fences are published: only where the row is
+ * still this server's ($4), whatever its valid_until says, since a row
+ * taken by another server was taken with the ranges it held.
+ */
+const char *const idgen_lease_sql_lane_commit_ranges =
+"WITH n AS (SELECT u.shard, pg_catalog.range_agg(pg_catalog.tstzrange("
+UNIX_US_TO_TIMESTAMPTZ("u.lo") ", " UNIX_US_TO_TIMESTAMPTZ("u.hi") ", '[)')) AS r "
+"FROM unnest($1::integer[], $2::bigint[], $3::bigint[]) AS u (shard, lo, hi) "
+"GROUP BY u.shard) "
+"UPDATE public.idgen_lease AS l SET lane_ranges = l.lane_ranges + n.r "
+"FROM n WHERE l.shard = n.shard AND l.owner = $4 AND l.lane "
+"RETURNING l.shard";

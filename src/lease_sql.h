@@ -23,8 +23,10 @@
  * yet upgraded work on it unchanged.
  *	1	1.3: the guard, which let anyone give a lease back
  *	2	1.4: a give-back only by the holder, as the table's owner
+ *	3	1.7: backfill lanes' rows (lane, lane_ranges), which never become
+ *		live rows nor live rows lanes, and whose ranges are never forgotten
  */
-#define IDGEN_REGISTRY_SCHEMA_VERSION	2
+#define IDGEN_REGISTRY_SCHEMA_VERSION	3
 
 extern const char *const idgen_lease_sql_lost_rows;
 extern const char *const idgen_lease_sql_giving_back;
@@ -38,5 +40,9 @@ extern const char *const idgen_lease_sql_table_owner;
 extern const char *const idgen_lease_sql_guard[];
 extern const char *const idgen_lease_sql_guards_present;
 extern const char *const idgen_lease_sql_clock;
+extern const char *const idgen_lease_sql_lane_session;
+extern const char *const idgen_lease_sql_lane_lock_rows;
+extern const char *const idgen_lease_sql_lane_update_rows;
+extern const char *const idgen_lease_sql_lane_commit_ranges;
 
 #endif							/* IDGEN_LEASE_SQL_H */

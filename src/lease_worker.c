@@ -68,6 +68,7 @@
 #include "generator.h"
 #include "idgen_compat.h"
 #include "layout.h"
+#include "lane_lease.h"
 #include "lease_gate.h"
 #include "lease_pool.h"
 #include "lease_set.h"
@@ -98,6 +99,7 @@ typedef struct LeaseRow
 	int64		stamped_ms;		/* stamped_until; -1 for none */
 	int64		registry_now_us;	/* the registry's clock */
 	int64		registry_now_ms;
+	bool		lane;			/* a backfill lane's row */
 } LeaseRow;
 
 /*
@@ -181,6 +183,7 @@ read_row(PGresult *rows, int r, LeaseRow *row)
 	row->registry_now_ms = idgen_lease_unix_us_to_ms(row->registry_now_us);
 	row->stamped_ms = PQgetisnull(rows, r, 6) ? -1 :
 		idgen_lease_unix_us_to_ms(pg_strtoint64(PQgetvalue(rows, r, 6)));
+	row->lane = strcmp(PQgetvalue(rows, r, 7), "t") == 0;
 }
 
 /*
@@ -203,6 +206,21 @@ plan_lease(ShardLease *lease, const LeaseRow *row, bool giving_back_all,
 			/* the last millisecond that can carry an ID of it */
 			lease->row_until = Min(last_ms, (int64) lease->end - 1);
 		}
+		return;
+	}
+
+	if (row->lane)
+	{
+		/* a lane's IDs sit at past milliseconds: never minted live */
+		if (!lease->warned)
+			ereport(WARNING,
+					(errmsg("shard %d is a backfill lane in the lease registry; this server does not mint for it",
+							row->shard),
+					 errdetail("A lane's IDs sit at past milliseconds, which live IDs of the shard would reach."),
+					 errhint("Name in \"%s\" and \"%s\" shards that no server uses as a backfill lane.",
+							 "idgen.shard_id", "idgen.shard_ids")));
+		lease->warned = true;
+		lease->action = LEASE_REFUSED;
 		return;
 	}
 
@@ -717,6 +735,7 @@ idgen_lease_worker_main(Datum main_arg)
 	MemoryContextSwitchTo(TopMemoryContext);
 	idgen_registry_init(idgen_lease_registry);
 	idgen_leases_refresh(&worker);
+	idgen_lane_leases_refresh();
 	next_us = idgen_monotonic_us();
 
 	for (;;)
@@ -726,9 +745,12 @@ idgen_lease_worker_main(Datum main_arg)
 
 		if (ShutdownRequestPending)
 		{
+			LeaseRhythm rhythm_at_stop = idgen_lease_rhythm();
+
 			/* a clean stop hands every lease back with its last ms */
 			MemoryContextSwitchTo(round_context);
 			(void) lease_round(&worker, true);
+			(void) idgen_lane_leases_round(&rhythm_at_stop, worker.owner_name, true);
 			MemoryContextSwitchTo(TopMemoryContext);
 
 			/*
@@ -743,6 +765,7 @@ idgen_lease_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			MemoryContextSwitchTo(TopMemoryContext);
 			idgen_leases_refresh(&worker);
+			idgen_lane_leases_refresh();
 			next_us = idgen_monotonic_us();
 		}
 
@@ -762,6 +785,9 @@ idgen_lease_worker_main(Datum main_arg)
 		}
 		else if (asked)
 			next_us = Min(next_us, last_round_us + ASKED_ROUND_GAP_US);
+
+		/* the lanes: when their rows are due, or a fence waits for them */
+		next_us = Min(next_us, idgen_lane_leases_step(worker.owner_name, round_context));
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(Min(idgen_ms_left(next_us), idgen_lease_rhythm().sleep_max_ms), 1),

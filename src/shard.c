@@ -467,11 +467,13 @@ idgen_lane_shards(int32 *shards)
 }
 
 /*
- * At start, when the layout is fixed: lanes beside live shards, a pool or
- * a lease registry are refused, with the server's start.
+ * At start, when the layout is fixed: lanes among this server's live
+ * shards are refused, with the server's start (the pool's check hook
+ * refuses a lane in the pool).  Other servers' shards are the registry's
+ * to keep apart (lane_lease.c).
  */
 void
-idgen_lane_shards_check(bool with_registry)
+idgen_lane_shards_check(void)
 {
 	int32		shards[IDGEN_MAX_LANES];
 	int			n = idgen_lane_shards(shards);
@@ -493,11 +495,4 @@ idgen_lane_shards_check(bool with_registry)
 					 errhint("Name shards in \"%s\" that this node never mints live.",
 							 "idgen.backfill_shards")));
 	}
-	if (n > 0 && (idgen_shard_pool_set() || with_registry))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backfill lanes cannot be used with a lease registry yet"),
-				 errdetail("Lanes are fenced on one server; leasing them through the registry is not built."),
-				 errhint("Leave \"%s\" empty on servers with \"%s\", and backfill on a server without one.",
-						 "idgen.backfill_shards", "idgen.lease_registry")));
 }

@@ -42,7 +42,7 @@ extern bool idgen_backfill_shards_check_hook(char **newval, void **extra,
 extern void idgen_backfill_shards_assign_hook(const char *newval, void *extra);
 extern bool idgen_shard_is_lane(int32 shard);
 extern int	idgen_lane_shards(int32 *shards);
-extern void idgen_lane_shards_check(bool with_registry);
+extern void idgen_lane_shards_check(void);
 
 extern void idgen_shard_check_owned(int32 shard);
 extern int	idgen_owned_shards(int32 **shards);

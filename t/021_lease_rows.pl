@@ -136,7 +136,7 @@ CREATE OR REPLACE FUNCTION public.idgen_lease_guard() RETURNS trigger
 LANGUAGE plpgsql AS $f$ BEGIN RETURN NEW; END $f$;
 EOS
 ok( $registry->poll_query_until('leases',
-		"SELECT prosrc LIKE '%idgen lease guard, version 2%' FROM pg_proc "
+		"SELECT prosrc LIKE '%idgen lease guard, version 3%' FROM pg_proc "
 		  . "WHERE oid = 'public.idgen_lease_guard()'::regprocedure"),
 	'the servers replace a guard of an older version');
 
@@ -151,16 +151,16 @@ BEGIN
     EXECUTE format('CREATE OR REPLACE FUNCTION public.idgen_lease_guard() '
         'RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER '
         'SET search_path = pg_catalog, pg_temp AS %L',
-        replace(prosrc, 'idgen lease guard, version 2', 'idgen lease guard, version 3'))
+        replace(prosrc, 'idgen lease guard, version 3', 'idgen lease guard, version 4'))
       FROM pg_proc WHERE oid = 'public.idgen_lease_guard()'::regprocedure;
 END
 $d$;
 EOS
 ok( log_has($a, $a_offset,
-		qr/the lease registry's schema is of version 3, newer than this server's 2; this server leaves it as it is/),
+		qr/the lease registry's schema is of version 4, newer than this server's 3; this server leaves it as it is/),
 	'a server finding a guard of a newer version says it leaves it');
 usleep(2_000_000);    # rounds of both servers
-is( reg("SELECT prosrc LIKE '%idgen lease guard, version 3%' FROM pg_proc "
+is( reg("SELECT prosrc LIKE '%idgen lease guard, version 4%' FROM pg_proc "
 		  . "WHERE oid = 'public.idgen_lease_guard()'::regprocedure"),
 	't',
 	'and leaves it, rounds later');

@@ -268,9 +268,9 @@ for my $case (
 	[ "idgen.shard_ids = '5-10'\nidgen.backfill_shards = '8'",
 		qr/Shard 8 is a backfill lane|shard 8 is both a live shard and a backfill lane/,
 		'a lane inside idgen.shard_ids' ],
-	[ "idgen.backfill_shards = '100'\nidgen.lease_registry = 'dbname=registry'",
-		qr/backfill lanes cannot be used with a lease registry yet/,
-		'lanes beside a lease registry' ])
+	[ "idgen.shard_pool = '100-103'\nidgen.backfill_shards = '101'\nidgen.lease_registry = 'dbname=registry'",
+		qr/invalid value for parameter "idgen.shard_pool".*\n.*Shard 101 is a backfill lane/,
+		'a lane inside idgen.shard_pool' ])
 {
 	my ($conf, $message, $what) = @$case;
 	write_conf($bad->data_dir . '/bad.conf', "$conf\n");
