@@ -43,8 +43,14 @@
 # operator does (idgen_advance_past of the largest of each lane's IDs,
 # then idgen_lanes_init()); its clone, given another live shard as the
 # guide says, keeps the same lanes, which must refuse (a base backup).
-# Backfilled IDs are counted like any: acknowledged, duplicated, lost; they
-# are not in order, and are not checked for it.
+# The pool servers backfill too, on two lanes (200 and 201) that they take
+# turns at through the registry, whose rows hold the times each lane used:
+# a third client on each runs the same import (resumed a second later
+# after a failure, since a lane another server held has used the times a
+# retry from the start would ask for) and blocks into its own tb, and its
+# lanes file goes with its state file.  Backfilled IDs are counted
+# like any: acknowledged, duplicated, lost; they are not in order, and are
+# not checked for it.
 #
 # A last short run is the checker's own test: two servers configured with
 # one shard and no registry, the misconfiguration the README says nothing
@@ -155,7 +161,9 @@ sub backfill_sql
 sub client
 {
 	my ($node, $name, $file, $until, $seed, $block) = @_;
-	my $backfill = ($block // '') eq 'backfill';
+	my $backfill = ($block // '') =~ /^backfill/;
+	# a job that resumes a second later, rather than from its start
+	my $resumes = ($block // '') eq 'backfill_resumed';
 	$block = undef if $backfill;
 	my $pid = fork();
 	die "fork: $!" unless defined $pid;
@@ -188,7 +196,7 @@ sub client
 				'<', \undef, '>', \$stdout, '2>', \$stderr,
 				IPC::Run::timeout(5));
 		};
-		$sweep = $ok ? $sweep + 1 : 0 if $sweeping;
+		$sweep = $ok ? $sweep + 1 : $resumes ? $sweep + 1000 : 0 if $sweeping;
 		if ($ok)
 		{
 			my $at = sprintf('%.3f', time);
@@ -321,6 +329,7 @@ sub server_conf
 	return <<"EOC";
 idgen.lease_registry = '$conninfo'
 idgen.shard_pool = '$pool'
+idgen.backfill_shards = '200-201'
 idgen.lease_duration = '${lease_s}s'
 idgen.max_wait = '1s'
 EOC
@@ -352,7 +361,8 @@ sub attest_lanes
 	my ($node) = @_;
 	my ($ret, $out, $err) = $node->psql('postgres', <<'EOS', timeout => 10);
 SELECT idgen_advance_past(max(id)) FROM tb
- WHERE id_to_shard(id) BETWEEN 100 AND 103 GROUP BY id_to_shard(id);
+ WHERE id_to_shard(id) BETWEEN 100 AND 103 OR id_to_shard(id) BETWEEN 200 AND 201
+ GROUP BY id_to_shard(id);
 SELECT idgen_lanes_init();
 EOS
 	event($ret == 0 ? $node->name . ': lanes attested' : $node->name . ": lanes not attested: $err");
@@ -512,7 +522,7 @@ sub run_one_fault
 		later($pending, 2, 'SIGCONT of the registry',
 			sub { signal_all('CONT', @pids) });
 	}
-	elsif ($fault eq 'no_state_file' && $lanes{$name})
+	elsif ($fault eq 'no_state_file' && $name !~ /^(clone|standby)_/)
 	{
 		event("$name stopped, its idgen.state and idgen.lanes removed, started");
 		$node->stop('immediate', fail_ok => 1);
@@ -646,8 +656,7 @@ sub check
 	foreach my $node (@$servers)
 	{
 		my ($ret, $out) = $node->psql('postgres',
-			$lanes{ $node->name } || $node->name =~ /^clone_b_/
-			? 'SELECT id FROM t UNION ALL SELECT id FROM tb' : 'SELECT id FROM t', timeout => 30);
+			'SELECT id FROM t UNION ALL SELECT id FROM tb', timeout => 30);
 		$rows{ $node->name } = { map { $_ => 1 } split /\n/, $out } if $ret == 0;
 	}
 	foreach my $file (@files)
@@ -679,6 +688,7 @@ sub check
 		$all{disorder} += $disorder{$s} // 0;
 		$all{lost} += $lost{$s} // 0;
 		$all{backfilled} += $backfilled{$s} // 0;
+		$all{leased_backfilled} += $backfilled{$s} // 0 if $s =~ /^s\d+_/;
 	}
 	diag sprintf('seed %s: %-18s %9d %12d %10d %12d %5d',
 		$seed, 'all', map { $all{$_} // 0 } qw(attempted acked dups disorder lost));
@@ -717,14 +727,14 @@ sub run_seed
 	my $pool = '10-' . (10 + $nservers - 1);
 	my @servers = map { new_server("s${_}_$seed", $pool) } 1 .. $nservers;
 	push @servers, new_lanes_server("b_$seed");
+	# backfilled rows go to a table without a key: a duplicate is committed
+	# and counted, not refused by an index
 	foreach my $node (@servers)
 	{
 		$node->safe_psql('postgres',
-			'CREATE EXTENSION idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT idgen_next(), c int)');
+			'CREATE EXTENSION idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT idgen_next(), c int); '
+			  . 'CREATE TABLE tb (id bigint, c int); SELECT idgen_lanes_init()');
 	}
-	# backfilled rows go to a table without a key: a duplicate is committed
-	# and counted, not refused by an index
-	$servers[-1]->safe_psql('postgres', 'CREATE TABLE tb (id bigint, c int); SELECT idgen_lanes_init()');
 
 	# a streaming standby of the first server, with its settings
 	$servers[0]->backup("standby_$seed");
@@ -741,14 +751,15 @@ sub run_seed
 	my @clients;
 	foreach my $i (0 .. $#servers)
 	{
-		foreach my $c (1, 2)
+		my $name = $servers[$i]->name;
+		# the lanes server's second client backfills; each pool server's
+		# third, on the two lanes they take turns at through the registry
+		foreach my $c ($lanes{$name} ? (1, 2) : (1, 2, 3))
 		{
-			my $name = $servers[$i]->name;
-			# the lanes server's second client backfills
 			push @clients,
 			  client($servers[$i], "$name/$c", "$work/ack_${seed}_${name}_$c",
 				$until, $seed * 1000 + $i * 10 + $c,
-				$lanes{$name} && $c == 2 ? 'backfill' : undef);
+				$lanes{$name} && $c == 2 ? 'backfill' : $c == 3 ? 'backfill_resumed' : undef);
 		}
 	}
 
@@ -789,7 +800,9 @@ sub run_seed
 	my $all = check($seed, \@servers, @files);
 	cmp_ok($all->{acked}, '>', 1000, "seed $seed: the clients were given IDs ($all->{acked})");
 	cmp_ok($all->{backfilled} // 0, '>', 500,
-		"seed $seed: the backfill client was given IDs for its times (" . ($all->{backfilled} // 0) . ')');
+		"seed $seed: the backfill clients were given IDs for their times (" . ($all->{backfilled} // 0) . ')');
+	cmp_ok($all->{leased_backfilled} // 0, '>', 100,
+		"seed $seed: on the pool servers' leased lanes too (" . ($all->{leased_backfilled} // 0) . ')');
 	is($all->{dups}, 0, "seed $seed: no ID was given twice");
 	is($all->{lost}, 0, "seed $seed: no acknowledged INSERT was lost");
 	$_->stop('immediate', fail_ok => 1) for @servers, $registry, grep { defined } $standby;
