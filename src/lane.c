@@ -111,9 +111,12 @@ lanes_written(void *arg)
 	return IDGEN_AWAIT_MORE;
 }
 
-/* With the lock held: ask; then, released, wait for the durable write. */
-void
-idgen_lanes_ask_and_wait(int64 *waited_us)
+/*
+ * With the lock held: ask; then, released, wait for the durable write, up
+ * to idgen.max_wait in all.  False if it did not come.
+ */
+bool
+idgen_lanes_ask_and_await(int64 *waited_us)
 {
 	uint64		gen = pg_atomic_add_fetch_u64(&idgen_lanes->asked, 1);
 	instr_time	start;
@@ -128,7 +131,14 @@ idgen_lanes_ask_and_wait(int64 *waited_us)
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	*waited_us += INSTR_TIME_GET_MICROSEC(end);
-	if (!done)
+	return done;
+}
+
+/* The same, failing if the write did not come. */
+void
+idgen_lanes_ask_and_wait(int64 *waited_us)
+{
+	if (!idgen_lanes_ask_and_await(waited_us))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("could not make the backfill lanes durable within \"%s\" (%d ms)",
@@ -205,49 +215,46 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
 void
 idgen_lanes_refuse_unusable(void)
 {
-	IdgenLanesUnknown unknown = idgen_lanes->unknown;
-
-	if (unknown != LANES_KNOWN)
+	for (bool waited = false;; waited = true)
 	{
+		IdgenLanesUnknown unknown = idgen_lanes->unknown;
+
+		if (unknown != LANES_KNOWN)
+		{
+			LWLockRelease(idgen_lanes->lock);
+			idgen_lanes_refuse_unknown(unknown);
+		}
+		for (int i = 0; i < idgen_lanes->nlanes; i++)
+		{
+			IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+			/* with a registry, a lane another server holds is passed over */
+			if (lane->configured && !lane->mints &&
+				!(idgen_lanes->leased_mode && !lane->leased && lane_attested(lane) &&
+				  !idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard)))
+			{
+				LWLockRelease(idgen_lanes->lock);
+				idgen_lanes_refuse_lane(lane);
+			}
+		}
+		if (!idgen_lanes->leased_mode || lanes_leased(NULL) == IDGEN_AWAIT_DONE)
+			return;
 		LWLockRelease(idgen_lanes->lock);
-		idgen_lanes_refuse_unknown(unknown);
-	}
-	for (int i = 0; i < idgen_lanes->nlanes; i++)
-	{
-		IdgenLane  *lane = &idgen_lanes->lanes[i];
-
-		/* with a registry, a lane another server holds is passed over */
-		if (lane->configured && !lane->mints &&
-			!(idgen_lanes->leased_mode && !lane->leased && lane_attested(lane) &&
-			  !idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard)))
-		{
-			LWLockRelease(idgen_lanes->lock);
-			idgen_lanes_refuse_lane(lane);
-		}
-	}
-	if (idgen_lanes->leased_mode)
-	{
+		if (waited)
+			break;
 		/* none held: as a live mint waits for its lease, up to max_wait */
-		for (bool waited = false;; waited = true)
-		{
-			if (lanes_leased(NULL) == IDGEN_AWAIT_DONE)
-				return;
-			LWLockRelease(idgen_lanes->lock);
-			if (waited)
-				break;
-			(void) idgen_worker_await(&idgen_lanes->cv, lanes_leased, NULL,
-									  idgen_lease_poke, (int64) idgen_max_wait * 1000,
-									  IDGEN_WAIT_LEASE);
-			LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
-		}
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("no backfill lane of this server holds its lease"),
-				 errdetail("With \"%s\" set, a lane mints only while this server holds its row in the registry; another server holds each of them, or the lease worker has not taken them yet.",
-						   "idgen.lease_registry"),
-				 errhint("Give each server lanes of its own in \"%s\"; a lane another server held passes on when its lease ends.",
-						 "idgen.backfill_shards")));
+		(void) idgen_worker_await(&idgen_lanes->cv, lanes_leased, NULL,
+								  idgen_lease_poke, (int64) idgen_max_wait * 1000,
+								  IDGEN_WAIT_LEASE);
+		LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
 	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("no backfill lane of this server holds its lease"),
+			 errdetail("With \"%s\" set, a lane mints only while this server holds its row in the registry; another server holds each of them, or the lease worker has not taken them yet.",
+					   "idgen.lease_registry"),
+			 errhint("Give each server lanes of its own in \"%s\"; a lane another server held passes on when its lease ends.",
+					 "idgen.backfill_shards")));
 }
 
 /* ---- minting ---- */

@@ -230,7 +230,13 @@ idgen_lanes_floor_ms(void)
 		if (used->nranges > 0)
 			floor = Max(floor, used->ranges[used->nranges - 1].hi);
 	}
-	return floor;
+
+	/*
+	 * No lane mints past the wall clock, max_lead and its horizon: a later
+	 * end (written by hand in a registry row) holds no ID, and would hold
+	 * the live generator there.
+	 */
+	return Min(floor, idgen_wall_ms() + idgen_max_lead + 2 * (int64) idgen_fence_horizon + 1);
 }
 
 /* ---- what the worker makes durable ---- */
@@ -284,22 +290,21 @@ publish_fences(int n, const uint64 *gens, const int64 *fences, uint64 asked,
 	ConditionVariableBroadcast(&idgen_lanes->cv);
 }
 
-/* Whether a table moves the fence of a leased lane's open range. */
+/*
+ * Whether a table goes through the registry: while any lane holds its row,
+ * every table does, so that what a lane learns without moving a fence (a
+ * raise, its past from before the registry) reaches its row too.
+ */
 static bool
-fences_move(int n, const uint64 *gens, const int64 *fences)
+any_leased(void)
 {
-	bool		move = false;
+	bool		leased = false;
 
 	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
-	for (int i = 0; i < n && !move; i++)
-	{
-		IdgenLane  *lane = &idgen_lanes->lanes[i];
-
-		move = lane->leased && lane->open_lo >= 0 && lane->range_gen == gens[i] &&
-			(uint64) fences[i] > pg_atomic_read_u64(&lane->fence);
-	}
+	for (int i = 0; i < idgen_lanes->nlanes && !leased; i++)
+		leased = idgen_lanes->lanes[i].leased;
 	LWLockRelease(idgen_lanes->lock);
-	return move;
+	return leased;
 }
 
 /*
@@ -358,7 +363,7 @@ idgen_lanes_worker_step(void)
 	}
 	logged_redo = redo;
 
-	if (idgen_lanes->leased_mode && fences_move(n, gens, fences))
+	if (idgen_lanes->leased_mode && any_leased())
 	{
 		/* another server takes a lane with the ranges its row holds */
 		LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
@@ -512,7 +517,12 @@ idgen_lanes_restored_into(void)
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
 		idgen_lane_close_open(&idgen_lanes->lanes[i]);
 	idgen_lanes_set_mints();
-	idgen_lanes_ask_and_wait(&waited_us);
+	/* never an ERROR: it would undo the restore's statement, not its rows */
+	if (!idgen_lanes_ask_and_await(&waited_us))
+		ereport(WARNING,
+				(errmsg("the refusal of the backfill lanes is not durable yet"),
+				 errdetail("The \"idgen fence\" worker did not write it within \"%s\"; the lanes refuse meanwhile, and a crash before it writes forgets it.",
+						   "idgen.max_wait")));
 	ereport(WARNING,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("the backfill lanes of this server refuse until attested again"),
@@ -623,12 +633,19 @@ idgen_lanes_lease_taken(int32 shard, const int64 *lo, const int64 *hi, int n)
 				idgen_lane_add_range(&lane->used, Max(lo[i], 0), hi[i]);
 		lane->leased = true;
 		idgen_lanes_set_mints();
+		/* a table soon, whose commit brings the row this lane's own past */
+		pg_atomic_add_fetch_u64(&idgen_lanes->asked, 1);
 	}
 	LWLockRelease(idgen_lanes->lock);
 	ConditionVariableBroadcast(&idgen_lanes->cv);
+	idgen_fence_poke_worker();
 }
 
-/* Whether a lane would mint here, held: a row worth taking. */
+/*
+ * Whether a lane would mint here, held: a row worth taking.  Lanes stopped
+ * by a restore keep their rows, so that no other server mints over the
+ * restored IDs before the raise here reaches the rows.
+ */
 bool
 idgen_lanes_usable(int32 shard)
 {
@@ -640,7 +657,9 @@ idgen_lanes_usable(int32 shard)
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 
 		if (lane->used.shard == shard)
-			usable = idgen_lanes->unknown == LANES_KNOWN && lane->configured &&
+			usable = (idgen_lanes->unknown == LANES_KNOWN ||
+					  idgen_lanes->unknown == LANES_RESTORED_INTO) &&
+				lane->configured &&
 				lane_attested(lane) &&
 				!idgen_lane_table_was_live(&idgen_lanes->base, shard);
 	}

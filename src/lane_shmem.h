@@ -97,6 +97,7 @@ lane_attested(const IdgenLane *lane)
 /* lane.c */
 extern IdgenLane *idgen_lane_of(int32 shard);
 extern void idgen_lane_close_open(IdgenLane *lane);
+extern bool idgen_lanes_ask_and_await(int64 *waited_us);
 extern void idgen_lanes_ask_and_wait(int64 *waited_us);
 extern void idgen_lanes_refuse_unknown(IdgenLanesUnknown unknown);
 extern void idgen_lanes_refuse_lane(IdgenLane *lane);

@@ -707,6 +707,7 @@ idgen_lease_worker_main(Datum main_arg)
 {
 	bool		last_ok = true;
 	int64		next_us;		/* monotonic, as every time below */
+	int64		lanes_next_us = 0;	/* the lanes' rows: lane_lease.c */
 	int64		last_round_us = PG_INT64_MIN / 2;
 	MemoryContext round_context;
 
@@ -787,10 +788,11 @@ idgen_lease_worker_main(Datum main_arg)
 			next_us = Min(next_us, last_round_us + ASKED_ROUND_GAP_US);
 
 		/* the lanes: when their rows are due, or a fence waits for them */
-		next_us = Min(next_us, idgen_lane_leases_step(worker.owner_name, round_context));
+		lanes_next_us = idgen_lane_leases_step(worker.owner_name, round_context);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Max(Min(idgen_ms_left(next_us), idgen_lease_rhythm().sleep_max_ms), 1),
+						 Max(Min(idgen_ms_left(Min(next_us, lanes_next_us)),
+								 idgen_lease_rhythm().sleep_max_ms), 1),
 						 idgen_wait_event_info(IDGEN_WAIT_LEASE_WORKER_MAIN));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();

@@ -311,7 +311,18 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 
 	watch = is_comment_on_idgen(parsetree) && idgen_extension_here(&ext);
 	if (watch)
+	{
 		had = idgen_comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), &before, &malformed);
+
+		/*
+		 * A comment that brings a stamp is a restore's: the lanes stop
+		 * before it runs, since a restore goes on past its failure (a role
+		 * that does not own the extension) and loads the rows anyway.
+		 */
+		if (((CommentStmt *) parsetree)->comment != NULL &&
+			idgen_comment_stamp(((CommentStmt *) parsetree)->comment, &after, &malformed))
+			idgen_lanes_restored_into();
+	}
 
 	run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv,
 				dest, qc);
@@ -324,7 +335,6 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 	{
 		warn_other_history(&after);
 		idgen_stamp_changed();
-		idgen_lanes_restored_into();
 	}
 	else if (malformed)
 		ereport(ERROR,

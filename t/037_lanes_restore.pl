@@ -130,5 +130,27 @@ like(fails_in('app', "SELECT idgen_next_at('2026-03-03 03:03:03.005+00')"),
 	qr/A dump was restored into a database of this server/,
 	'and the lanes refuse again');
 
+# a role that does not own the extension restores: its COMMENT fails, the
+# restore goes on and loads the rows; the lanes stop all the same
+$target->safe_psql('app',
+	'SELECT idgen_advance_past(max(id)) FROM events GROUP BY id_to_shard(id)');
+$target->safe_psql('app', 'SELECT idgen_lanes_init()');
+$target->safe_psql('postgres',
+	'CREATE ROLE app_owner LOGIN; CREATE DATABASE app3 OWNER app_owner');
+$target->safe_psql('app3', 'CREATE EXTENSION idgen');
+ok($target->safe_psql('app', "SELECT idgen_next_at('2026-03-03 03:03:03.006+00') > 0"),
+	'the lanes mint again, attested');
+($stdout, $stderr) = ('', '');
+IPC::Run::run(
+	[ 'pg_restore', '-U', 'app_owner', '-d', $target->connstr('app3'), $dump ],
+	'<', \'', '>', \$stdout, '2>', \$stderr);
+like($stderr, qr/must be owner of extension idgen/,
+	"the restore's COMMENT fails for a role that does not own the extension");
+is($target->safe_psql('app3', 'SELECT count(*) FROM events'), $rows,
+	'and the rows are restored anyway');
+like(fails_in('app', "SELECT idgen_next_at('2026-03-03 03:03:03.007+00')"),
+	qr/A dump was restored into a database of this server/,
+	'the lanes stop all the same');
+
 $target->stop;
 done_testing();

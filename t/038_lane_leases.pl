@@ -68,7 +68,7 @@ is( $registry->safe_psql($rdb,
 		"SELECT lane, lane_ranges @> '$at'::timestamptz, lane_ranges @> '$later'::timestamptz "
 		  . "FROM idgen_lease WHERE shard = 100"),
 	't|t|t',
-	"the lane's row is a lane's and holds the open range, up to its fence, before A mints there"
+	"the lane's row is a lane's and holds the open range, up to its fence"
 );
 
 my $b = lease_node('lane_b', $conninfo, conf => "idgen.shard_id = 2\n$lanes_conf");
@@ -86,7 +86,7 @@ like(error_of($b, "SELECT idgen_next_at('2026-04-04 00:00:00+00')"),
 my $a_worker = lease_worker_pid($a);
 kill 'STOP', $a_worker;
 my $b_log = -s $b->logfile;
-ok(log_has($b, 0, qr/idgen holds the lease on backfill lane 100/, 20),
+ok(log_has($b, $b_log, qr/idgen holds the lease on backfill lane 100/, 20),
 	'B takes lane 100 once the paused holder\'s lease ends');
 ok(lane_ready($b), 'B mints on lane 100');
 like( error_of($b,
@@ -126,6 +126,15 @@ is(scalar(keys %a_ids), 2 * $rows, 'A minted its IDs, none twice');
 cmp_ok(scalar(@b_ids), '>=', $rows, 'B minted its IDs');
 is(scalar(grep { $a_ids{$_} } @b_ids), 0, 'no ID minted by both servers');
 
+# a raise past restored IDs on the lane's holder reaches its row, for
+# whoever holds it next
+my $restored_at = '2026-02-02 02:02:02.002+00';
+$a->safe_psql('postgres',
+	"SELECT idgen_advance_past(min_id_at('$restored_at') + (100::bigint << current_setting('idgen.sequence_bits')::int))");
+is( $registry->safe_psql($rdb,
+		"SELECT lane_ranges @> '$restored_at'::timestamptz FROM idgen_lease WHERE shard = 100"),
+	't', "the holder's raise past restored IDs is in the lane's row");
+
 # A paused again, B takes the lane; A, resumed, finds it another's and
 # opens no range on it
 $a_worker = lease_worker_pid($a);
@@ -161,7 +170,7 @@ sub error_of_registry
 # a live server on a lane's shard, a lane on a live shard, a pool
 my $c = lease_node('live_c', $conninfo, conf => <<'EOC');
 idgen.lease_duration = '2s'
-idgen.max_wait = '500ms'
+idgen.max_wait = '2s'
 idgen.shard_id = 100
 idgen.backfill_shards = '1'
 EOC
@@ -170,7 +179,8 @@ $c->safe_psql('postgres', 'CREATE EXTENSION idgen');
 $c->safe_psql('postgres', 'SELECT idgen_lanes_init()');
 ok(log_has($c, 0, qr/shard 100 is a backfill lane in the lease registry; this server does not mint for it/),
 	'a live server refuses a lane row');
-like(error_of($c, 'SELECT idgen_next()'), qr/ERROR/, 'and does not mint for it');
+like(error_of($c, 'SELECT idgen_next()'), qr/this server holds no lease on shard 100/,
+	'and does not mint for it');
 ok(log_has($c, 0, qr/shard 1 was leased live and cannot be a backfill lane/),
 	'a shard leased live does not become a lane');
 like(error_of($c, "SELECT idgen_next_at('2026-04-04 00:00:00+00')"),
@@ -178,8 +188,21 @@ like(error_of($c, "SELECT idgen_next_at('2026-04-04 00:00:00+00')"),
 	'and the lane does not mint');
 $c->stop;
 
+# a pool of a free lane row and a free live row, the lane row the one a
+# claim would take first (ended earlier): the claim passes it over
+$a->stop;
+$registry->poll_query_until($rdb,
+	"SELECT GREATEST(valid_until, stamped_until) < clock_timestamp() FROM idgen_lease WHERE shard = 100")
+  or die 'the lane row did not end';
+$registry->safe_psql($rdb,
+	"INSERT INTO idgen_lease (shard, valid_until) VALUES (101, clock_timestamp())");
+is( $registry->safe_psql($rdb,
+		"SELECT owner IS NULL AND lane AND GREATEST(valid_until, stamped_until) < "
+		  . "(SELECT valid_until FROM idgen_lease WHERE shard = 101) FROM idgen_lease WHERE shard = 100"),
+	't', 'the lane row is free, and would be claimed first');
 my $d = lease_node('pool_d', $conninfo, conf => <<'EOC');
 idgen.lease_duration = '2s'
+idgen.max_wait = '5s'
 idgen.shard_pool = '100-101'
 EOC
 $d->start;
@@ -188,5 +211,4 @@ is($d->safe_psql('postgres', 'SELECT id_to_shard(idgen_next())'), 101,
 	'a pool claims no lane row');
 $d->stop;
 
-$a->stop;
 done_testing();
