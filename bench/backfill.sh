@@ -12,7 +12,9 @@
 # idgen_next_at_n(t, 1000).  Single IDs are timed against the same
 # statement without the mint (the times' arithmetic), blocks whole; it
 # prints ns per ID (medians) and each one's ratio to idgen_next() or
-# idgen_next_n() of the same run.
+# idgen_next_n() of the same run.  Then the server restarts as its own
+# lease registry, and the same forms are timed again, each against itself
+# without a registry: what leasing the lanes costs.
 #
 #   bash bench/backfill.sh            (as root, after the README's setup)
 #
@@ -37,14 +39,19 @@ idgen.backfill_shards = '1000-1015'" >/dev/null
 idgen_on_exit idgen_cluster_stop
 
 blocks=$((n / 1000))
-idgen_psql -qAt <<-EOF 2>&1 | tee "$work/psql.log" | sed -n 's/^NOTICE:  \([a-z_]*\) \([0-9.]*\)$/\1 \2/p' >"$work/samples"
+# One pass of every form, 5 repetitions, into $2; $1 days before the first
+# pass's times, so that the second pass finds its milliseconds unused.
+measure()
+{
+	local back=$1 out=$2
+	idgen_psql -qAt <<-EOF 2>&1 | tee -a "$work/psql.log" | sed -n 's/^NOTICE:  \([a-z_]*\) \([0-9.]*\)$/\1 \2/p' >"$out"
 	CREATE EXTENSION IF NOT EXISTS idgen;
 	SELECT idgen_lanes_init();
 	DO \$\$
 	DECLARE
 		t0 timestamptz;
 		-- each repetition its own times: a lane gives a millisecond once
-		base timestamptz := date_trunc('day', now()) - interval '200 days';
+		base timestamptz := date_trunc('day', now()) - interval '200 days' - interval '$back days';
 		at timestamptz;
 	BEGIN
 		FOR rep IN 1..5 LOOP
@@ -87,16 +94,34 @@ idgen_psql -qAt <<-EOF 2>&1 | tee "$work/psql.log" | sed -n 's/^NOTICE:  \([a-z_
 	END
 	\$\$;
 	SELECT 'lanes', count(*), sum(minted), sum(spilled) FROM idgen_lanes();
-EOF
+	EOF
+}
 
-python3 - "$work/samples" "$n" "$(idgen_psql -qAt -c 'SHOW server_version')" <<'EOF'
+measure 0 "$work/samples"
+
+# The same server as its own lease registry: every shard and lane leased,
+# each lane's fence published once the registry holds its range.
+idgen_psql -qc 'CREATE DATABASE registry'
+idgen_cluster_conf "idgen.lease_registry = 'host=$PGHOST port=$PGPORT dbname=registry user=postgres'"
+idgen_pg_ctl -w -t 60 -l "$IDGEN_PGLOG" restart >/dev/null
+for _ in $(seq 1 100); do
+	[ "$(idgen_psql -qAt -c "SELECT coalesce((SELECT bool_and(state = 'held') FROM idgen_leases()), false)
+		AND coalesce((SELECT bool_and(ready) FROM idgen_lanes() WHERE configured), false)")" = t ] && break
+	sleep 0.2
+done
+measure 100 "$work/samples_registry"
+
+python3 - "$work/samples" "$n" "$(idgen_psql -qAt -c 'SHOW server_version')" "$work/samples_registry" <<'EOF'
 import statistics, sys
-path, n, version = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-per = {}
-for line in open(path):
-    k, us = line.split()
-    per.setdefault(k, []).append(float(us))
-med = {k: statistics.median(v) for k, v in per.items()}
+path, n, version, path_registry = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def medians(path):
+    per = {}
+    for line in open(path):
+        k, us = line.split()
+        per.setdefault(k, []).append(float(us))
+    return per, {k: statistics.median(v) for k, v in per.items()}
+per, med = medians(path)
+_, med_r = medians(path_registry)
 floor_of = {'next': 'floor', 'at_same': 'floor_same', 'at_sweep': 'floor_sweep'}
 ns = {k: (med[k] - med[f]) * 1000 / n for k, f in floor_of.items()}
 print(f"PostgreSQL {version}, {n} IDs a statement, {len(per['next'])} repetitions, medians")
@@ -112,4 +137,11 @@ print("blocks of 1,000, the whole statement per ID:")
 print(f"  {'generate_series(1, 1000), no mint':48s} {whole['floor_blocks']:8.1f} ns")
 print(f"  {'idgen_next_n(1000)':48s} {whole['next_n']:8.1f} ns")
 print(f"  {'idgen_next_at_n(t, 1000)':48s} {whole['at_n']:8.1f} ns   x{whole['at_n'] / whole['next_n']:.2f} idgen_next_n()")
+# the same forms with every shard and lane leased through a registry
+ns_r = {k: (med_r[k] - med_r[f]) * 1000 / n for k, f in floor_of.items()}
+print("with a lease registry (the server its own), against the same form without:")
+for k, name in rows:
+    print(f"  {name:48s} {ns_r[k]:8.1f} ns   x{ns_r[k] / ns[k]:.2f}")
+at_n_r = med_r['at_n'] * 1000 / n
+print(f"  {'idgen_next_at_n(t, 1000)':48s} {at_n_r:8.1f} ns   x{at_n_r / whole['at_n']:.2f}")
 EOF

@@ -413,9 +413,12 @@ idgen_lane_leases_round(const LeaseRhythm *rhythm, const char *owner_name,
 	}
 	if (!ok)
 	{
-		if (!lane_leases.failing)
+		/* a failed give-back is always worth a line: the leases now expire */
+		if (!lane_leases.failing || giving_back_all)
 			ereport(WARNING,
-					(errmsg("could not renew the backfill lanes' leases in the idgen lease registry: %s",
+					(errmsg(giving_back_all ?
+							"could not give back the backfill lanes' leases in the idgen lease registry: %s" :
+							"could not renew the backfill lanes' leases in the idgen lease registry: %s",
 							idgen_registry_mask(error)),
 					 errdetail("A lane opens no range and moves no fence until the registry holds it; what its open range gives below its fence goes on."),
 					 errhint("Check \"%s\" and the registry server.", "idgen.lease_registry")));

@@ -376,11 +376,15 @@ idgen_lease_set_worker_latch(Latch *latch)
 	idgen_worker_latch_set(&lease_shared->worker, latch);
 }
 
-/* The backfill lanes wait for the registry to hold their ranges. */
+/*
+ * The backfill lanes wait for the registry to hold their ranges: the latch
+ * alone, every time.  Not the minters' flag, which is cleared only by a live
+ * round, at most every 100 ms, and would hold back every later wake.
+ */
 void
 idgen_lease_poke(void)
 {
-	wake_lease_worker();
+	idgen_worker_wake(&lease_shared->worker);
 }
 
 /* A minter waits for a lease. */

@@ -751,7 +751,10 @@ idgen_lease_worker_main(Datum main_arg)
 			/* a clean stop hands every lease back with its last ms */
 			MemoryContextSwitchTo(round_context);
 			(void) lease_round(&worker, true);
+			/* as the live give-back: a stop does not cut it short */
+			idgen_registry_set_stoppable(false);
 			(void) idgen_lane_leases_round(&rhythm_at_stop, worker.owner_name, true);
+			idgen_registry_set_stoppable(true);
 			MemoryContextSwitchTo(TopMemoryContext);
 
 			/*

@@ -197,7 +197,8 @@ $registry->poll_query_until($rdb,
 $registry->safe_psql($rdb,
 	"INSERT INTO idgen_lease (shard, valid_until) VALUES (101, clock_timestamp())");
 is( $registry->safe_psql($rdb,
-		"SELECT owner IS NULL AND lane AND GREATEST(valid_until, stamped_until) < "
+		"SELECT (owner IS NULL OR valid_until < clock_timestamp()) AND lane "
+		  . "AND GREATEST(valid_until, stamped_until) < "
 		  . "(SELECT valid_until FROM idgen_lease WHERE shard = 101) FROM idgen_lease WHERE shard = 100"),
 	't', 'the lane row is free, and would be claimed first');
 my $d = lease_node('pool_d', $conninfo, conf => <<'EOC');
