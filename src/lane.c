@@ -229,9 +229,7 @@ idgen_lanes_refuse_unusable(void)
 			IdgenLane  *lane = &idgen_lanes->lanes[i];
 
 			/* with a registry, a lane another server holds is passed over */
-			if (lane->configured && !lane->mints &&
-				!(idgen_lanes->leased_mode && !lane->leased && lane_attested(lane) &&
-				  !idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard)))
+			if (lane->configured && !lane_may_mint(lane))
 			{
 				LWLockRelease(idgen_lanes->lock);
 				idgen_lanes_refuse_lane(lane);

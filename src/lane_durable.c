@@ -87,8 +87,7 @@ idgen_lanes_set_mints(void)
 	{
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 
-		lane->mints = lane->configured && lane_attested(lane) &&
-			!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard) &&
+		lane->mints = lane_may_mint(lane) &&
 			(!idgen_lanes->leased_mode || lane->leased);
 	}
 }
@@ -291,23 +290,6 @@ publish_fences(int n, const uint64 *gens, const int64 *fences, uint64 asked,
 }
 
 /*
- * Whether a table goes through the registry: while any lane holds its row,
- * every table does, so that what a lane learns without moving a fence (a
- * raise, its past from before the registry) reaches its row too.
- */
-static bool
-any_leased(void)
-{
-	bool		leased = false;
-
-	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
-	for (int i = 0; i < idgen_lanes->nlanes && !leased; i++)
-		leased = idgen_lanes->lanes[i].leased;
-	LWLockRelease(idgen_lanes->lock);
-	return leased;
-}
-
-/*
  * In the fence worker: make the table durable when a backend asked, or a
  * checkpoint passed since it was last logged (so that crash recovery from
  * that checkpoint finds it whole even without the file), then publish the
@@ -325,6 +307,7 @@ idgen_lanes_worker_step(void)
 	int			n;
 	int64		now;
 	IdgenLaneTable *table;
+	bool		any_leased = false;
 
 	if (idgen_lanes == NULL)
 		return;
@@ -351,6 +334,7 @@ idgen_lanes_worker_step(void)
 		gens[i] = lane->range_gen;
 		fences[i] = idgen_lanes->unknown == LANES_KNOWN ?
 			fence_target(lane, fence, now) : fence;
+		any_leased |= lane->leased;
 	}
 	build_table(table, fences);
 	LWLockRelease(idgen_lanes->lock);
@@ -363,7 +347,13 @@ idgen_lanes_worker_step(void)
 	}
 	logged_redo = redo;
 
-	if (idgen_lanes->leased_mode && any_leased())
+	/*
+	 * While any lane holds its row, every table goes through the registry,
+	 * so that what a lane learns without moving a fence (a raise, its past
+	 * from before the registry) reaches its row too; a lane leased since
+	 * the table was built asks for another.
+	 */
+	if (any_leased)
 	{
 		/* another server takes a lane with the ranges its row holds */
 		LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
@@ -587,7 +577,10 @@ idgen_lanes_raise_past(int64 id)
 
 /* ---- leased through a registry (lane_lease.c, in the lease worker) ---- */
 
-/* The table written last, if its fences wait for the registry. */
+/*
+ * Whether the table written last waits for the registry, and then (unless
+ * out is NULL, a question only) a copy of it.
+ */
 bool
 idgen_lanes_pending(IdgenLanesPending *out)
 {
@@ -598,6 +591,8 @@ idgen_lanes_pending(IdgenLanesPending *out)
 	asked = pg_atomic_read_u64(&idgen_lanes->pending_asked);
 	if (asked == 0 || asked <= pg_atomic_read_u64(&idgen_lanes->written))
 		return false;
+	if (out == NULL)
+		return true;
 	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
 	*out = idgen_lanes->pending;
 	LWLockRelease(idgen_lanes->lock);
@@ -659,9 +654,7 @@ idgen_lanes_usable(int32 shard)
 		if (lane->used.shard == shard)
 			usable = (idgen_lanes->unknown == LANES_KNOWN ||
 					  idgen_lanes->unknown == LANES_RESTORED_INTO) &&
-				lane->configured &&
-				lane_attested(lane) &&
-				!idgen_lane_table_was_live(&idgen_lanes->base, shard);
+				lane_may_mint(lane);
 	}
 	LWLockRelease(idgen_lanes->lock);
 	return usable;

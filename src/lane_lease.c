@@ -110,15 +110,12 @@ idgen_lane_leases_refresh(void)
 static int64
 next_round_us(const LeaseRhythm *rhythm)
 {
-	IdgenLanesPending *pending;
 	int64		next = PG_INT64_MAX;
 	bool		waiting;
 
 	if (lane_leases.n == 0)
 		return next;
-	pending = palloc(sizeof(IdgenLanesPending));
-	waiting = idgen_lanes_pending(pending);
-	pfree(pending);
+	waiting = idgen_lanes_pending(NULL);
 	if (waiting || lane_leases.failing)
 		return lane_leases.last_round_us +
 			(waiting && !lane_leases.failing ? 0 : rhythm->retry_us);
@@ -337,18 +334,7 @@ exchange(int64 deadline, int registry_ms, const char *owner_name,
 		PQclear(rows);
 	}
 
-	rows = idgen_registry_exec("COMMIT", 0, NULL, deadline, error);
-	if (rows == NULL)
-		return false;
-	if (strcmp(PQcmdStatus(rows), "COMMIT") != 0)
-	{
-		*error = psprintf("the transaction ended in %s", PQcmdStatus(rows));
-		PQclear(rows);
-		idgen_registry_close();
-		return false;
-	}
-	PQclear(rows);
-	return true;
+	return idgen_registry_commit(deadline, error);
 }
 
 /*

@@ -94,6 +94,17 @@ lane_attested(const IdgenLane *lane)
 	return (lane->used.flags & IDGEN_LANE_ATTESTED) != 0;
 }
 
+/*
+ * Whether a lane may mint here, its lease aside: named, attested, and never
+ * a live shard.  With the lock held.
+ */
+static inline bool
+lane_may_mint(const IdgenLane *lane)
+{
+	return lane->configured && lane_attested(lane) &&
+		!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard);
+}
+
 /* lane.c */
 extern IdgenLane *idgen_lane_of(int32 shard);
 extern void idgen_lane_close_open(IdgenLane *lane);

@@ -495,18 +495,7 @@ exchange(LeaseWorker *w, LeaseRound *round, const char *due_shards)
 			return false;
 	}
 
-	rows = idgen_registry_exec("COMMIT", 0, NULL, round->deadline, &round->error);
-	if (rows == NULL)
-		return false;
-	if (strcmp(PQcmdStatus(rows), "COMMIT") != 0)
-	{
-		round->error = psprintf("the transaction ended in %s", PQcmdStatus(rows));
-		PQclear(rows);
-		idgen_registry_close();
-		return false;
-	}
-	PQclear(rows);
-	return true;
+	return idgen_registry_commit(round->deadline, &round->error);
 }
 
 /*

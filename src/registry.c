@@ -479,6 +479,28 @@ idgen_registry_command(const char *sql, int nparams, const char *const *params,
 }
 
 
+/*
+ * COMMIT, and true only if the transaction committed: one that failed
+ * ends in ROLLBACK, which is no error to libpq.
+ */
+bool
+idgen_registry_commit(int64 deadline, char **error)
+{
+	PGresult   *result = idgen_registry_exec("COMMIT", 0, NULL, deadline, error);
+
+	if (result == NULL)
+		return false;
+	if (strcmp(PQcmdStatus(result), "COMMIT") != 0)
+	{
+		*error = psprintf("the transaction ended in %s", PQcmdStatus(result));
+		PQclear(result);
+		idgen_registry_close();
+		return false;
+	}
+	PQclear(result);
+	return true;
+}
+
 /* What to do about the last failure, when this client knows better. */
 const char *
 idgen_registry_hint(void)

@@ -50,6 +50,7 @@ extern PGresult *idgen_registry_exec(const char *sql, int nparams,
 extern bool idgen_registry_command(const char *sql, int nparams,
 								   const char *const *params,
 								   int64 deadline, char **error);
+extern bool idgen_registry_commit(int64 deadline, char **error);
 extern void idgen_registry_close(void);
 extern void idgen_registry_set_stoppable(bool stoppable);
 extern char *idgen_registry_mask(const char *message);
