@@ -132,8 +132,7 @@ parse_ranges(LaneLease *lane, const char *text)
 {
 	int			cap = 1;
 	const char *p = text;
-	int64		reach = Min(idgen_wall_ms() + idgen_max_lead + 2 * (int64) idgen_fence_horizon,
-							idgen_max_ms(&idgen_layout)) + 1;
+	int64		reach = idgen_max_ms(&idgen_layout) + 1;
 
 	for (const char *c = text; *c; c++)
 		cap += *c == ',';
@@ -151,8 +150,10 @@ parse_ranges(LaneLease *lane, const char *text)
 		hi_us = strtoi64(end + 1, &end, 10);
 		/*
 		 * Rounded outwards (an inclusive end, a range written by hand), and
-		 * no later than a lane ever mints: a far end written by hand would
-		 * otherwise hold the live generator there (idgen_lanes_floor_ms).
+		 * kept whole, whatever this server's clock and settings: another
+		 * holder's fences may lie past where this one would put its own.
+		 * What a far end would do to the live generator is capped where the
+		 * floor is taken (idgen_lanes_floor_ms).
 		 */
 		lane->lo[lane->nranges] = Max(idgen_lease_unix_us_to_ms(Max(lo_us, PG_INT64_MIN / 2)), 0);
 		lane->hi[lane->nranges] = Min(idgen_lease_unix_us_to_ms(Min(hi_us, PG_INT64_MAX / 2)) + 1,

@@ -160,6 +160,28 @@ is( $registry->safe_psql($rdb,
 		"SELECT lane_ranges @> '$at'::timestamptz FROM idgen_lease WHERE shard = 100"),
 	't', "a lane's ranges are never forgotten");
 
+# A range in the row past where this server's lanes would reach (another
+# holder's clock or idgen.max_lead ahead; here, by hand): taken whole, so
+# the lane never mints there once the clock gets there, and the live
+# generator's floor is not held an hour ahead by it.
+ok(lane_ready($a), 'A holds lane 100 again');
+$registry->safe_psql($rdb,
+	"UPDATE idgen_lease SET lane_ranges = lane_ranges + "
+	  . "tstzmultirange(tstzrange(clock_timestamp() + interval '3 s', clock_timestamp() + interval '1 h')), "
+	  . "owner = NULL WHERE shard = 100");
+$a_log = -s $a->logfile;
+ok(log_has($a, $a_log, qr/idgen holds the lease on backfill lane 100/, 20),
+	'A takes the row again, with the far range');
+sleep 5;
+like( error_of($a,
+		"INSERT INTO minted SELECT idgen_next_at(clock_timestamp() - interval '100 ms') FROM generate_series(1, 10)"),
+	qr/no backfill lane can mint/,
+	"the lane gives nothing in the far range, once the clock gets there");
+$a->restart;
+is( $a->safe_psql('postgres',
+		"SELECT id_to_timestamp(idgen_next()) < clock_timestamp() + interval '1 min'"), 't',
+	'after a restart, the live generator mints now, not past the far range');
+
 sub error_of_registry
 {
 	my ($sql) = @_;
