@@ -3,9 +3,13 @@
 #
 #	bash scripts/demo.sh
 #
-# Runs scripts/setup.sh, starts a private cluster (scripts/lib.sh) with idgen
-# in shared_preload_libraries, and walks through the extension with psql,
-# echoing each query.  The cluster is stopped and removed at the end.
+# Runs scripts/setup.sh with IDGEN_SETUP=demo (as root, it apt-gets only
+# what building and running idgen needs: the compiler, the server's headers,
+# the server and psql; no test package), starts a private cluster
+# (scripts/lib.sh) with idgen in shared_preload_libraries, and walks through
+# the extension with psql, echoing each query.  The cluster is stopped and
+# removed at the end.  Everything it shows needs only the server and psql:
+# keep it so, or add what it needs to setup.sh's demo packages.
 
 set -euo pipefail
 
@@ -14,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-[ "${IDGEN_SKIP_SETUP:-0}" = 1 ] || bash "$here/setup.sh"
+[ "${IDGEN_SKIP_SETUP:-0}" = 1 ] || IDGEN_SETUP=demo bash "$here/setup.sh"
 
 idgen_cluster_start ""
 idgen_log "server $("$PG_BINDIR/postgres" --version) on socket $PGHOST port $PGPORT"

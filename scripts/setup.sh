@@ -2,13 +2,20 @@
 # scripts/setup.sh -- install what idgen needs, then build and install it
 #
 #	bash scripts/setup.sh
+#	IDGEN_SETUP=demo bash scripts/setup.sh   # only what building and running idgen needs
 #
 # As root: apt-get installs the build and test packages (skipped when they are
 # all installed already, so a rerun takes seconds), then make && make install.
+# With IDGEN_SETUP=demo, as scripts/demo.sh runs it, only the build packages
+# and the server: no test, benchmark or framework package.  Each package is
+# checked on its own, so a later run without it (scripts/test.sh after the
+# demo) installs the rest.
 # As another user: checks the packages, builds, and installs only if the
 # server's directories are writable (else prints the command to run as root).
 #
 # Environment: PG_CONFIG (default /usr/lib/postgresql/15/bin/pg_config),
+# IDGEN_SETUP=demo or all (the default; see above), IDGEN_SUITES (the test
+# suites whose packages to install, as scripts/test.sh reads it),
 # IDGEN_SKIP_APT=1 (never call apt-get), IDGEN_PACKAGES_ONLY=1 (install the
 # packages, build nothing: scripts/matrix.sh makes its cached layers so), and
 # anything make reads (PG_CFLAGS).
@@ -31,46 +38,61 @@ if [ -x "$PG_CONFIG" ]; then
 	pg_major=$("$PG_CONFIG" --version | sed -E 's/^[^0-9]*([0-9]+).*/\1/')
 fi
 
+# What is installed: "demo", what building idgen and running it need (the
+# compiler, the server's headers and pg_config, the server and psql), or
+# "all", that and every test suite's and the benchmark's packages.
+setup_for=${IDGEN_SETUP:-all}
+case $setup_for in
+	all|demo) ;;
+	*) idgen_die "IDGEN_SETUP must be demo or all, not '$setup_for'" ;;
+esac
+
 packages=(
 	build-essential
 	"postgresql-$pg_major"
 	"postgresql-client-$pg_major"
 	"postgresql-server-dev-$pg_major"
-	libtap-parser-sourcehandler-pgtap-perl	# pg_prove
-	libipc-run-perl				# PostgreSQL::Test::Cluster (t/*.pl)
-	faketime				# clock tests in t/
-	gdb					# t/024: the lease worker out of file descriptors
-	python3-psycopg				# client tests (test/clients/)
-	gnuplot-nox				# bench/ charts
 )
-# The frameworks suite (test/frameworks/), when it is to run: by default, and
-# when IDGEN_SUITES names it.  scripts/matrix.sh runs it on two releases only,
-# the oldest and the newest frameworks, so the other jobs skip its packages.
 frameworks_go=0
-case " ${IDGEN_SUITES:-frameworks} " in
-	*" frameworks "*)
-		packages+=(
-			python3-alembic python3-django python3-psycopg2 python3-sqlalchemy	# frameworks: python
-			ruby-activerecord ruby-pg ruby-minitest	# frameworks: ruby
-			golang-go	# frameworks: go (with pgx, below)
-		)
-		frameworks_go=1
-		;;
-esac
-# The poolers suite (test/poolers/): Debian's pgbouncer, when it is to run:
-# by default, and when IDGEN_SUITES names it.  scripts/matrix.sh runs it on
-# 15 alone, so the other jobs skip the package.
-case " ${IDGEN_SUITES:-poolers} " in
-	*" poolers "*) packages+=(pgbouncer) ;;	# poolers: the pooler in front
-esac
-# node-postgres runs on any node and npm: a machine that has them keeps its own
-command -v node >/dev/null 2>&1 || packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+if [ "$setup_for" = all ]; then
+	packages+=(
+		libtap-parser-sourcehandler-pgtap-perl	# pg_prove
+		libipc-run-perl				# PostgreSQL::Test::Cluster (t/*.pl)
+		faketime				# clock tests in t/
+		gdb					# t/024: the lease worker out of file descriptors
+		python3-psycopg				# client tests (test/clients/)
+		gnuplot-nox				# bench/ charts
+	)
+	# The frameworks suite (test/frameworks/), when it is to run: by
+	# default, and when IDGEN_SUITES names it.  scripts/matrix.sh runs it on
+	# two releases only, the oldest and the newest frameworks, so the other
+	# jobs skip its packages.
+	case " ${IDGEN_SUITES:-frameworks} " in
+		*" frameworks "*)
+			packages+=(
+				python3-alembic python3-django python3-psycopg2 python3-sqlalchemy	# frameworks: python
+				ruby-activerecord ruby-pg ruby-minitest	# frameworks: ruby
+				golang-go	# frameworks: go (with pgx, below)
+			)
+			frameworks_go=1
+			;;
+	esac
+	# The poolers suite (test/poolers/): Debian's pgbouncer, when it is to
+	# run: by default, and when IDGEN_SUITES names it.  scripts/matrix.sh
+	# runs it on 15 alone, so the other jobs skip the package.
+	case " ${IDGEN_SUITES:-poolers} " in
+		*" poolers "*) packages+=(pgbouncer) ;;	# poolers: the pooler in front
+	esac
+	# node-postgres runs on any node and npm: a machine that has them keeps
+	# its own
+	command -v node >/dev/null 2>&1 || packages+=(nodejs)
+	command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 
 # Packages that a release may not have: pgTAP for a server still in
 # experimental (then built from Debian's source package), pg_partman only
 # where Debian's is 5.2 or later (the integer partitions doc/partitioning.md
-# documents).
+# documents).  Both are the test suites', not the demo's.
 pgtap_pkg="postgresql-$pg_major-pgtap"
 partman_pkg="postgresql-$pg_major-partman"
 
@@ -95,11 +117,13 @@ if [ -x "$PG_CONFIG" ]; then
 	pgtap_control="$("$PG_CONFIG" --sharedir)/extension/pgtap.control"
 fi
 pgtap_wanted=0
-if ! is_installed "$pgtap_pkg" && ! { [ -n "$pgtap_control" ] && [ -f "$pgtap_control" ]; }; then
-	pgtap_wanted=1
-fi
 partman_wanted=0
-is_installed "$partman_pkg" || partman_wanted=1
+if [ "$setup_for" = all ]; then
+	if ! is_installed "$pgtap_pkg" && ! { [ -n "$pgtap_control" ] && [ -f "$pgtap_control" ]; }; then
+		pgtap_wanted=1
+	fi
+	is_installed "$partman_pkg" || partman_wanted=1
+fi
 # pgx for the frameworks suite's Go part: v5 where the release has it (sid),
 # else v4, the only one Debian 12 has
 pgx5_pkg=golang-github-jackc-pgx-v5-dev
