@@ -115,8 +115,10 @@ php_tests()
 	command -v php >/dev/null 2>&1 ||
 		{ echo "php not found: install php-cli (scripts/setup.sh does)"; return 1; }
 	mods=$(php -m)
-	grep -qx pdo_pgsql <<<"$mods" && grep -qx pgsql <<<"$mods" ||
-		{ echo "php has no pdo_pgsql or pgsql: install php-pgsql (scripts/setup.sh does)"; return 1; }
+	if ! grep -qx pdo_pgsql <<<"$mods" || ! grep -qx pgsql <<<"$mods"; then
+		echo "php has no pdo_pgsql or pgsql: install php-pgsql (scripts/setup.sh does)"
+		return 1
+	fi
 	mods=$(php --version)
 	echo "${mods%%$'\n'*}"
 	(cd php && node --test --test-reporter=tap php.test.js)
