@@ -73,6 +73,8 @@ if [ "$setup_for" = all ]; then
 				python3-alembic python3-django python3-psycopg2 python3-sqlalchemy	# frameworks: python
 				ruby-activerecord ruby-pg ruby-minitest	# frameworks: ruby
 				golang-go	# frameworks: go (with pgx, below)
+				default-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java	# frameworks: java
+				php-cli php-pgsql	# frameworks: php
 			)
 			frameworks_go=1
 			;;

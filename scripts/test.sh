@@ -17,9 +17,10 @@
 #	                                from its lock) and Debian's psycopg, on
 #	                                such a cluster
 #	frameworks test/frameworks/run.sh: Django, SQLAlchemy and Alembic,
-#	                                ActiveRecord, knex, TypeORM, drizzle and
-#	                                Go's pgx, each the way its users run it,
-#	                                on such a cluster
+#	                                ActiveRecord, knex, TypeORM, drizzle,
+#	                                Go's pgx, Java's JDBC and Jackson, and
+#	                                PHP's PDO and pgsql, each the way its
+#	                                users run it, on such a cluster
 #	citus      prove                t/citus/*.pl: a Citus coordinator and
 #	                                workers; skipped when Citus is not
 #	                                installed for this server (scripts/citus.sh
@@ -360,13 +361,15 @@ fi
 client_python=/usr/bin/python3
 
 # on_idgen_cluster CMD...: CMD against a throwaway cluster of test/idgen.conf
-# with idgen created in its database, in a subshell (run_cluster_suite)
-# whose exit hook stops the cluster; the server log's tail if CMD fails
+# (and the lines of the array cluster_conf, when set) with idgen created in
+# its database, in a subshell (run_cluster_suite) whose exit hook stops the
+# cluster; the server log's tail if CMD fails
+cluster_conf=()
 on_idgen_cluster()
 {
 	idgen_on_exit_reset	# this subshell cleans up its cluster only
 	read_test_conf
-	idgen_cluster_start "" "${conf[@]}" || return 1
+	idgen_cluster_start "" "${conf[@]}" "${cluster_conf[@]}" || return 1
 	if idgen_psql -q -d postgres -c 'CREATE EXTENSION idgen' && "$@"; then
 		return 0
 	fi
@@ -412,9 +415,12 @@ fi
 
 # ---- frameworks ---------------------------------------------------------------
 # Each framework the way its users run it, against a cluster of this script's
-# with idgen created in its database: test/frameworks/run.sh
+# with idgen created in its database: test/frameworks/run.sh.  The cluster
+# listens on 127.0.0.1 too (its free port), for Java's pgjdbc, which has no
+# unix sockets.
 run_frameworks()
 {
+	cluster_conf=("listen_addresses = '127.0.0.1'")
 	on_idgen_cluster as_client IDGEN_PYTHON="$client_python" \
 		npm_config_cache="$work/.npm-cache" bash test/frameworks/run.sh
 }

@@ -10,6 +10,12 @@
 #	node/     npm ci from its lock, then node --test: knex, TypeORM,
 #	          drizzle-orm
 #	go/       go test, with Debian's pgx
+#	java/     Orders.java compiled with javac against Debian's pgjdbc and
+#	          Jackson jars (/usr/share/java), its JSON read by node --test
+#	          (java.test.js); pgjdbc connects over TCP, to 127.0.0.1 and
+#	          PGPORT, so the server must listen there too
+#	php/      orders.php on Debian's php-cli, PDO and pgsql, its JSON read
+#	          by node --test (php.test.js)
 #
 # scripts/test.sh runs it as the suite "frameworks" and counts the tests
 # from what each runner prints ("Ran N tests", "N runs,", "# tests N").
@@ -76,6 +82,53 @@ go_tests()
 
 if compgen -G 'go/*_test.go' >/dev/null; then
 	part go go_tests
+fi
+
+# Java: javac and the jars Debian installs in /usr/share/java, offline,
+# the classes in a temporary directory
+java_tests()
+{
+	local jars=/usr/share/java cp jar tmp status
+	command -v javac >/dev/null 2>&1 ||
+		{ echo "javac not found: install default-jdk-headless (scripts/setup.sh does)"; return 1; }
+	cp=
+	for jar in postgresql jackson-databind jackson-core jackson-annotations; do
+		[ -f "$jars/$jar.jar" ] ||
+			{ echo "$jars/$jar.jar not found: install libpostgresql-jdbc-java and libjackson2-databind-java (scripts/setup.sh does)"; return 1; }
+		cp=$cp:$jars/$jar.jar
+	done
+	tmp=$(mktemp -d /tmp/idgen-java.XXXXXX) || return 1
+	javac -version
+	if javac -Xlint:all -Werror -d "$tmp" -cp "${cp#:}" java/Orders.java; then
+		(cd java && IDGEN_JAVA_CLASSPATH="$tmp$cp" node --test --test-reporter=tap java.test.js)
+		status=$?
+	else
+		status=1
+	fi
+	rm -rf -- "$tmp"
+	return "$status"
+}
+
+php_tests()
+{
+	local mods
+	command -v php >/dev/null 2>&1 ||
+		{ echo "php not found: install php-cli (scripts/setup.sh does)"; return 1; }
+	mods=$(php -m)
+	if ! grep -qx pdo_pgsql <<<"$mods" || ! grep -qx pgsql <<<"$mods"; then
+		echo "php has no pdo_pgsql or pgsql: install php-pgsql (scripts/setup.sh does)"
+		return 1
+	fi
+	mods=$(php --version)
+	echo "${mods%%$'\n'*}"
+	(cd php && node --test --test-reporter=tap php.test.js)
+}
+
+if [ -f java/Orders.java ]; then
+	part java java_tests
+fi
+if [ -f php/orders.php ]; then
+	part php php_tests
 fi
 
 exit $rc

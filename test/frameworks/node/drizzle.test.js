@@ -1,12 +1,13 @@
 // IDs minted by DEFAULT idgen_next() through drizzle-orm on node-postgres:
-// the table made by the migration drizzle-kit generated from
-// drizzle/schema.js, inserts that return their IDs, a page by time with
-// min_id_at() in a sql template, the row as JSON, and the bigint() modes
-// that lose digits or refuse JSON.
+// idgen created by a custom migration, then the table made by the
+// migration drizzle-kit generated from drizzle/schema.js, inserts that
+// return their IDs, a page by time with min_id_at() in a sql template, the
+// row as JSON, and the bigint() modes that lose digits or refuse JSON.
 //
 // Run with `node --test` in this directory, against a server with idgen
 // preloaded; the connection comes from PGHOST, PGPORT, PGUSER and
-// PGDATABASE, and the test makes a database of its own.
+// PGDATABASE, and the test makes a database of its own, without idgen: the
+// first migration creates it.
 'use strict';
 
 const fs = require('node:fs');
@@ -65,7 +66,8 @@ async function serverDigits(label) {
 	return new Map(rows.map((row) => [row.name, row.digits]));
 }
 
-test('drizzle: the migration drizzle-kit wrote makes id bigint PRIMARY KEY DEFAULT idgen_next()', async () => {
+test('drizzle: the custom migration creates idgen, the one drizzle-kit wrote makes id bigint PRIMARY KEY DEFAULT idgen_next()', async () => {
+	await common.assertExtensionCreated(async (q) => (await pool.query(q)).rows);
 	const { rows: [col] } = await pool.query(`SELECT data_type, column_default, is_nullable
 		FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'id'`);
 	assert.deepEqual({ ...col }, { data_type: 'bigint', column_default: 'idgen_next()', is_nullable: 'NO' });
@@ -74,15 +76,18 @@ test('drizzle: the migration drizzle-kit wrote makes id bigint PRIMARY KEY DEFAU
 		WHERE i.indrelid = 'orders'::regclass AND i.indisprimary`);
 	assert.deepEqual(pk.map((row) => row.attname), ['id']);
 
-	// the committed migration is what drizzle-kit generates from the schema
-	// today: `npx drizzle-kit generate` would write it again
+	// the first migration is the one `drizzle-kit generate --custom` left
+	// empty for SQL of one's own, with the extension written into it; the
+	// second is what drizzle-kit generates from the schema today: `npx
+	// drizzle-kit generate` would write it again
+	const journal = JSON.parse(fs.readFileSync(path.join(migrations, 'meta', '_journal.json'), 'utf8'));
+	const file = (entry) => fs.readFileSync(path.join(migrations, `${entry.tag}.sql`), 'utf8');
+	assert.equal(journal.entries.length, 2);
+	assert.match(file(journal.entries[0]), /^CREATE EXTENSION IF NOT EXISTS idgen;$/m);
 	const kit = require('drizzle-kit/api');
 	const generated = await kit.generateMigration(await kit.generateDrizzleJson({}),
 		await kit.generateDrizzleJson({ orders }));
-	const journal = JSON.parse(fs.readFileSync(path.join(migrations, 'meta', '_journal.json'), 'utf8'));
-	assert.equal(journal.entries.length, 1);
-	const committed = fs.readFileSync(path.join(migrations, `${journal.entries[0].tag}.sql`), 'utf8')
-		.split('--> statement-breakpoint');
+	const committed = file(journal.entries[1]).split('--> statement-breakpoint');
 	assert.deepEqual(generated.map((s) => s.trim()), committed.map((s) => s.trim()));
 	assert.match(generated.join('\n'), /"id" bigint PRIMARY KEY DEFAULT idgen_next\(\)/);
 });

@@ -5,7 +5,8 @@
 //
 // Run with `node --test` in this directory, against a server with idgen
 // preloaded; the connection comes from PGHOST, PGPORT, PGUSER and
-// PGDATABASE, and the test makes a database of its own.
+// PGDATABASE, and the test makes a database of its own, without idgen: the
+// migration creates it.
 'use strict';
 
 const path = require('node:path');
@@ -59,7 +60,8 @@ async function statementsOf(fn) {
 	}
 }
 
-test('knex: the migration makes id bigint PRIMARY KEY DEFAULT idgen_next()', async () => {
+test('knex: the migration creates idgen, then id bigint PRIMARY KEY DEFAULT idgen_next()', async () => {
+	await common.assertExtensionCreated(async (q) => (await knex.raw(q)).rows);
 	const col = await knex('information_schema.columns')
 		.first('data_type', 'column_default', 'is_nullable')
 		.where({ table_name: 'orders', column_name: 'id' });

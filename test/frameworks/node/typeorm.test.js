@@ -1,11 +1,14 @@
-// IDs minted by DEFAULT idgen_next() through TypeORM on node-postgres: the
-// table made by synchronize from an entity, inserts that return their IDs,
-// a page by time with min_id_at() in a QueryBuilder, the entity as JSON,
-// and parseInt8, the popular way to lose digits.
+// IDs minted by DEFAULT idgen_next() through TypeORM on node-postgres: idgen
+// and the table made by a migration (migrationsRun, as `typeorm
+// migration:run` runs it), to which synchronize finds nothing to add for
+// the entity, inserts that return their IDs, a page by time with
+// min_id_at() in a QueryBuilder, the entity as JSON, and parseInt8, the
+// popular way to lose digits.
 //
 // Run with `node --test` in this directory, against a server with idgen
 // preloaded; the connection comes from PGHOST, PGPORT, PGUSER and
-// PGDATABASE, and the test makes a database of its own.
+// PGDATABASE, and the test makes a database of its own, without idgen: the
+// migration creates it.
 'use strict';
 
 const { test, before, after } = require('node:test');
@@ -13,6 +16,7 @@ const assert = require('node:assert/strict');
 const pg = require('pg');
 const { DataSource, In } = require('typeorm');
 const { Order } = require('./typeorm/order');
+const CreateOrders = require('./typeorm/migrations/1796195554000-CreateOrders');
 const common = require('./common');
 
 const database = common.databaseName('typeorm');
@@ -45,7 +49,7 @@ function dataSource(options) {
 
 before(async () => {
 	await common.createDatabase(database);
-	ds = dataSource({ synchronize: true });
+	ds = dataSource({ migrations: [CreateOrders], migrationsRun: true });
 	await ds.initialize();
 	orders = ds.getRepository(Order);
 });
@@ -72,7 +76,10 @@ async function serverDigits(label) {
 	return new Map(rows.map((row) => [row.name, row.digits]));
 }
 
-test('TypeORM: synchronize makes id bigint PRIMARY KEY DEFAULT idgen_next()', async () => {
+test('TypeORM: the migration creates idgen, then id bigint PRIMARY KEY DEFAULT idgen_next()', async () => {
+	await common.assertExtensionCreated((q) => ds.query(q));
+	assert.deepEqual((await ds.query('SELECT name FROM migrations')).map((row) => row.name),
+		['CreateOrders1796195554000']);
 	const [col] = await ds.query(`SELECT data_type, column_default, is_nullable
 		FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'id'`);
 	assert.deepEqual({ ...col }, { data_type: 'bigint', column_default: 'idgen_next()', is_nullable: 'NO' });
@@ -81,7 +88,9 @@ test('TypeORM: synchronize makes id bigint PRIMARY KEY DEFAULT idgen_next()', as
 		WHERE i.indrelid = 'orders'::regclass AND i.indisprimary`);
 	assert.deepEqual(pk.map((row) => row.attname), ['id']);
 
-	// a second synchronize sees nothing to change: the default reads back as written
+	// synchronize (and migration:generate, which asks the same schema
+	// builder) sees nothing to change: the migration is the entity's table,
+	// and the default reads back as written
 	const pending = await ds.driver.createSchemaBuilder().log();
 	assert.deepEqual(pending.upQueries.map((q) => q.query), []);
 });

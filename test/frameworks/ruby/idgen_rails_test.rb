@@ -18,7 +18,8 @@ class IdgenRailsTest < Minitest::Test
   DB = "idgen_rails_app"
   MIGRATIONS = File.expand_path("db/migrate", __dir__)
 
-  # What JavaScript's JSON.parse makes of each object's key: its type, and
+  # What JavaScript's JSON.parse makes of each object's key (of each value,
+  # when the key is ""): its type, and
   # for a number the integer the double holds (BigInt), since String() of
   # a double prints the shortest digits that read back as it, which for
   # some IDs are the ID's own
@@ -27,7 +28,7 @@ class IdgenRailsTest < Minitest::Test
     let s = "";
     process.stdin.on("data", (d) => { s += d; }).on("end", () => {
       for (const o of [].concat(JSON.parse(s))) {
-        const v = o[key];
+        const v = key === "" ? o : o[key];
         console.log(typeof v, typeof v === "number" ? BigInt(v).toString() : String(v));
       }
     });
@@ -126,6 +127,21 @@ class IdgenRailsTest < Minitest::Test
     out.lines.map { |line| line.chomp.split(" ", 2) }
   end
 
+  # the same for a JSON array of values (what pluck gives)
+  def node_values(json)
+    node_ids(json, "")
+  end
+
+  # What a JavaScript client sends back for each object's id after
+  # JSON.parse: JSON.stringify of the value it holds
+  def node_sent_back(json)
+    script = "let s = ''; process.stdin.on('data', (d) => { s += d; }).on('end', () => " \
+             "{ for (const o of JSON.parse(s)) console.log(JSON.stringify(o.id)); });"
+    out, status = Open3.capture2("node", "-e", script, stdin_data: json)
+    assert(status.success?, "node failed")
+    out.lines.map(&:chomp)
+  end
+
   # orders made 50 at a time until at least `want` of their IDs are not
   # doubles: the IDs a JSON number cannot carry to JavaScript
   def insert_until_not_doubles(want = 10)
@@ -222,6 +238,48 @@ class IdgenRailsTest < Minitest::Test
     assert_equal(ids.first.to_s, Order.find(ids.first).as_json["id"])
     # what the client sends back finds the row
     assert_equal(ids.last, Order.find(ids.last.to_s).id)
+  end
+
+  # pluck returns the column's values, not records: serializable_hash, and
+  # the recipe in it, never sees them
+  def test_pluck_to_json_goes_around_the_recipe
+    lost = not_doubles(insert_until_not_doubles)
+    json = Order.where(id: lost).order(:id).pluck(:id).to_json
+    back = node_values(json)
+    assert_equal(lost.size, back.size)
+    lost.zip(back).each do |i, (kind, digits)|
+      assert_equal("number", kind)
+      refute_equal(i.to_s, digits)
+      assert_equal(i.to_f.to_i.to_s, digits)
+    end
+  end
+
+  def test_pluck_with_to_s_reads_back_exact
+    ids = insert_until_not_doubles
+    json = Order.where(id: ids).order(:id).pluck(:id).map(&:to_s).to_json
+    assert_equal(ids.map { |i| ["string", i.to_s] }, node_values(json))
+    pairs = Order.where(id: ids).order(:id).pluck(:id, :name)
+                 .map { |id, name| { id: id.to_s, name: name } }
+    assert_equal(ids.map { |i| ["string", i.to_s] }, node_ids(pairs.to_json))
+  end
+
+  # The number JavaScript sends back, as JSON.stringify writes it: the
+  # shortest digits of the double, another ID
+  def test_find_by_an_id_that_went_through_a_double
+    ids = insert_until_not_doubles
+    json = PlainOrder.where(id: ids).order(:id).to_json
+    sent = node_sent_back(json)
+    i = ids.each_index.find { |k| sent[k] != ids[k].to_s }
+    refute_nil(i, "an ID whose number JavaScript writes with other digits")
+    found = Order.find_by(id: sent[i])
+    refute_equal(ids[i], found&.id)
+    found_with_find =
+      begin
+        Order.find(sent[i])
+      rescue ActiveRecord::RecordNotFound
+        nil
+      end
+    refute_equal(ids[i], found_with_find&.id)
   end
 
   def test_default_to_json_loses_digits
