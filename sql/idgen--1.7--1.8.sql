@@ -8,6 +8,13 @@
 -- the database's owner): so the owner may also adopt the server's history.
 GRANT EXECUTE ON FUNCTION idgen_layout_adopt() TO pg_database_owner;
 
+-- Minting for a given time uses the backfill lanes' capacity for good: an
+-- ID a lane gave at a millisecond is never given again there.  So it is
+-- a right the superuser grants to the roles that import, not PUBLIC's.
+-- (idgen_rekey_column mints through idgen_next_at as its caller.)
+REVOKE EXECUTE ON FUNCTION idgen_next_at(timestamptz) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION idgen_next_at_n(timestamptz, integer) FROM PUBLIC;
+
 -- idgen_rekey_column: a followed column that is not bigint is widened by
 -- ALTER TABLE, not by idgen_convert_column (which widens only the columns
 -- whose foreign keys reference the key); the hint says so.  The body is

@@ -2,7 +2,7 @@
 # Copyright (c) 2026, The idgen Authors
 #
 # A dump restored by the database's owner, a role that is not a superuser
-# and does not own the extension (doc/upgrading.md, "Restores, by kind"):
+# and does not own the extension (doc/upgrading.md, "Restores"):
 # every row either decodes as on its source or is refused (55000), never
 # decoded wrong, and nothing a failed statement tried changes the server.
 #
