@@ -20,6 +20,11 @@
 #	                                ActiveRecord, knex, TypeORM, drizzle and
 #	                                Go's pgx, each the way its users run it,
 #	                                on such a cluster
+#	monitoring test/monitoring/run.sh: Debian's prometheus-postgres-exporter
+#	                                with monitoring/idgen-queries.yaml as a
+#	                                pg_monitor role, scraped, and promtool
+#	                                on monitoring/idgen-alerts.yml, on a
+#	                                cluster of its own
 #	citus      prove                t/citus/*.pl: a Citus coordinator and
 #	                                workers; skipped when Citus is not
 #	                                installed for this server (scripts/citus.sh
@@ -126,7 +131,7 @@ if ! check_installed; then
 	exit 1
 fi
 
-read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients frameworks citus nemesis}"
+read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients frameworks monitoring citus nemesis}"
 # each suite's result, and the seconds it took (from its banner to the next)
 declare -A result=() took=()
 current_suite='' current_started=0
@@ -421,6 +426,23 @@ if wanted frameworks; then
 	fi
 fi
 
+# ---- monitoring ---------------------------------------------------------------
+# The exporter and promtool against a cluster the script starts itself (it
+# restarts it with lanes and a lease registry): test/monitoring/run.sh
+run_monitoring()
+{
+	idgen_on_exit_reset	# this subshell cleans up what the script starts
+	bash test/monitoring/run.sh
+}
+
+if wanted monitoring; then
+	if [ ! -f test/monitoring/run.sh ]; then
+		result[monitoring]=SKIP
+	else
+		run_cluster_suite monitoring run_monitoring
+	fi
+fi
+
 suite_started ""
 
 # ---- the idgen under test, again ---------------------------------------------
@@ -438,12 +460,13 @@ fi
 # "All 3 tests passed." or "1 of 3 tests failed." (with "# " before it since
 # PostgreSQL 16), prove and pg_prove say "Files=6, Tests=290"; for clients,
 # node --test (its TAP reporter, asked for: newer nodes default to another)
-# says "# tests 21", unittest "Ran 9 tests" and minitest "1 runs", summed.
+# says "# tests 21", unittest "Ran 9 tests" and minitest "1 runs", summed;
+# test/monitoring/run.sh says "# tests 30".
 tests_run()
 {
 	local out=$outs/$1.out n
 	[ -f "$out" ] || return 0
-	if [ "$1" = clients ] || [ "$1" = frameworks ]; then
+	if [ "$1" = clients ] || [ "$1" = frameworks ] || [ "$1" = monitoring ]; then
 		n=$(grep -oE '^# tests [0-9]+|^Ran [0-9]+ tests?|^[0-9]+ runs,' "$out" |
 			grep -oE '[0-9]+' | awk '{ s += $1 } END { if (NR) print s }' || true)
 	else
