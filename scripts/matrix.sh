@@ -15,8 +15,8 @@
 # README's test command, scripts/test.sh, installs everything else itself
 # with apt-get and runs every suite with warnings as errors (PG_CFLAGS=-Werror):
 #	15    Debian 12 "bookworm", after the README's other command, the demo;
-#	      the only job with the nemesis suite (t/nemesis/) and the
-#	      poolers suite (test/poolers/)
+#	      the only job with the nemesis, poolers and monitoring suites
+#	      (t/nemesis/, test/poolers/, test/monitoring/)
 #	17    Debian 13 "trixie"
 #	18    Debian unstable "sid", with the frameworks suite (as 15 has it)
 #	19    "sid" with Debian's "experimental" suite for PostgreSQL
@@ -341,7 +341,9 @@ run_fresh()
 # whatever the server's version.  The
 # frameworks suite runs on 15 (Debian 12's frameworks, through the README's
 # command) and 18 (sid's, the newest): the frameworks test idgen's SQL, which
-# is the same on every server.
+# is the same on every server.  The monitoring suite runs on 15 alone:
+# Debian 12's exporter, the one monitoring/ is written for, reads the same
+# views on every server.
 suites_of()
 {
 	if [ -n "${IDGEN_SUITES:-}" ]; then

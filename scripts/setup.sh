@@ -85,6 +85,14 @@ if [ "$setup_for" = all ]; then
 	case " ${IDGEN_SUITES:-poolers} " in
 		*" poolers "*) packages+=(pgbouncer) ;;	# poolers: the pooler in front
 	esac
+	# The monitoring suite (test/monitoring/): Debian's exporter, promtool
+	# (in the prometheus package) and curl, when the suite is to run, as for
+	# the frameworks; scripts/matrix.sh runs it on job 15 only.
+	case " ${IDGEN_SUITES:-monitoring} " in
+		*" monitoring "*)
+			packages+=(prometheus-postgres-exporter prometheus curl)
+			;;
+	esac
 	# node-postgres runs on any node and npm: a machine that has them keeps
 	# its own
 	command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -21,6 +21,11 @@
 #	                                Go's pgx, Java's JDBC and Jackson, and
 #	                                PHP's PDO and pgsql, each the way its
 #	                                users run it, on such a cluster
+#	monitoring test/monitoring/run.sh: Debian's prometheus-postgres-exporter
+#	                                with monitoring/idgen-queries.yaml as a
+#	                                pg_monitor role, scraped, and promtool
+#	                                on monitoring/idgen-alerts.yml, on a
+#	                                cluster of its own
 #	citus      prove                t/citus/*.pl: a Citus coordinator and
 #	                                workers; skipped when Citus is not
 #	                                installed for this server (scripts/citus.sh
@@ -133,7 +138,7 @@ if ! check_installed; then
 	exit 1
 fi
 
-read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients frameworks citus nemesis poolers}"
+read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients frameworks poolers monitoring citus nemesis}"
 # each suite's result, and the seconds it took (from its banner to the next)
 declare -A result=() took=()
 current_suite='' current_started=0
@@ -449,6 +454,23 @@ if wanted poolers; then
 	fi
 fi
 
+# ---- monitoring ---------------------------------------------------------------
+# The exporter and promtool against a cluster the script starts itself (it
+# restarts it with lanes and a lease registry): test/monitoring/run.sh
+run_monitoring()
+{
+	idgen_on_exit_reset	# this subshell cleans up what the script starts
+	bash test/monitoring/run.sh
+}
+
+if wanted monitoring; then
+	if [ ! -f test/monitoring/run.sh ]; then
+		result[monitoring]=SKIP
+	else
+		run_cluster_suite monitoring run_monitoring
+	fi
+fi
+
 suite_started ""
 
 # ---- the idgen under test, again ---------------------------------------------
@@ -467,12 +489,13 @@ fi
 # PostgreSQL 16), prove and pg_prove say "Files=6, Tests=290"; for clients,
 # node --test (its TAP reporter, asked for: newer nodes default to another)
 # says "# tests 21", unittest "Ran 9 tests" and minitest "1 runs", summed
-# (test/poolers/run.sh says "# tests N" too).
+# (test/poolers/run.sh and test/monitoring/run.sh say "# tests N" too).
 tests_run()
 {
 	local out=$outs/$1.out n
 	[ -f "$out" ] || return 0
-	if [ "$1" = clients ] || [ "$1" = frameworks ] || [ "$1" = poolers ]; then
+	if [ "$1" = clients ] || [ "$1" = frameworks ] || [ "$1" = poolers ] ||
+		[ "$1" = monitoring ]; then
 		n=$(grep -oE '^# tests [0-9]+|^Ran [0-9]+ tests?|^[0-9]+ runs,' "$out" |
 			grep -oE '[0-9]+' | awk '{ s += $1 } END { if (NR) print s }' || true)
 	else
