@@ -224,6 +224,15 @@ idgen_lanes_refuse_unusable(void)
 			LWLockRelease(idgen_lanes->lock);
 			idgen_lanes_refuse_unknown(unknown);
 		}
+		if (pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
+		{
+			LWLockRelease(idgen_lanes->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the backfill lanes wait for a restore to end"),
+					 errdetail("A transaction still open restored idgen's stamp into a database of this server; its rows may hold IDs of the lanes' shards."),
+					 errhint("Try again once it ends: if it commits, the lanes refuse until SELECT idgen_advance_past(max(id)) on the restored keys and SELECT idgen_lanes_init(); if it rolls back, they mint as before.")));
+		}
 		for (int i = 0; i < idgen_lanes->nlanes; i++)
 		{
 			IdgenLane  *lane = &idgen_lanes->lanes[i];
@@ -601,7 +610,9 @@ idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run)
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (likely(idgen_lanes->unknown == LANES_KNOWN) && take_exact(ms, want, run))
+		if (likely(idgen_lanes->unknown == LANES_KNOWN &&
+				   pg_atomic_read_u32(&idgen_lanes->restores_open) == 0) &&
+			take_exact(ms, want, run))
 			return;
 		LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
 		idgen_lanes_refuse_unusable();	/* releases the lock if it refuses */

@@ -52,6 +52,8 @@ extern int64 idgen_lane_run_id(const IdgenLaneRun *run, int64 i);
 extern int	idgen_lanes_init(void);
 extern void idgen_lanes_raise_past(int64 id);
 extern void idgen_lanes_restored_into(void);
+extern bool idgen_lanes_restore_begins(void);
+extern void idgen_lanes_restore_ends(bool committed);
 
 /* the lanes' leases (lane_lease.c, in the lease worker) */
 extern bool idgen_lanes_pending(IdgenLanesPending *out);

@@ -164,6 +164,7 @@ idgen_lanes_shmem_startup(void)
 	ConditionVariableInit(&idgen_lanes->cv);
 	pg_atomic_init_u64(&idgen_lanes->asked, 0);
 	pg_atomic_init_u64(&idgen_lanes->written, 0);
+	pg_atomic_init_u32(&idgen_lanes->restores_open, 0);
 	pg_atomic_init_u64(&idgen_lanes->pending_asked, 0);
 	idgen_lanes->leased_mode = idgen_lease_registry != NULL &&
 		idgen_lease_registry[0] != '\0';
@@ -518,6 +519,30 @@ idgen_lanes_restored_into(void)
 			 errmsg("the backfill lanes of this server refuse until attested again"),
 			 errdetail("This restore brings idgen's stamp; its rows may hold IDs of the lanes' shards at milliseconds the lanes would mint at."),
 			 errhint("Once the rows are in, run SELECT idgen_advance_past(max(id)) on the restored tables' keys, one per shard; then SELECT idgen_lanes_init().")));
+}
+
+/*
+ * A restore's statement ran in a transaction still open: until it ends the
+ * lanes refuse (its rows may be arriving), and nothing is durable, so that
+ * a transaction rolled back leaves the lanes as they were.  Its commit
+ * makes the stop durable first (idgen_lanes_restored_into), then lets go.
+ * A crash forgets the count with the transaction.
+ */
+bool
+idgen_lanes_restore_begins(void)
+{
+	if (idgen_lanes == NULL || RecoveryInProgress())
+		return false;
+	pg_atomic_fetch_add_u32(&idgen_lanes->restores_open, 1);
+	return true;
+}
+
+void
+idgen_lanes_restore_ends(bool committed)
+{
+	if (committed)
+		idgen_lanes_restored_into();
+	pg_atomic_fetch_sub_u32(&idgen_lanes->restores_open, 1);
 }
 
 /*

@@ -54,6 +54,7 @@ typedef struct IdgenLanes
 	ConditionVariable cv;		/* broadcast when the worker wrote */
 	pg_atomic_uint64 asked;		/* writes asked for, under the lock */
 	pg_atomic_uint64 written;	/* the last asked the worker made durable */
+	pg_atomic_uint32 restores_open;	/* restores whose transaction is open */
 	IdgenLanesUnknown unknown;
 	bool		leased_mode;	/* a lease registry: lanes mint when leased */
 	/* with one, a table written and logged, published once the registry has its ranges */

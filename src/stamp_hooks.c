@@ -163,16 +163,25 @@ idgen_layout_adopt(PG_FUNCTION_ARGS)
 /* ---- The lanes stop when a restore commits ---- */
 
 /*
- * A statement that brings a stamp is a restore's, and the lanes must stop
- * before its rows arrive; but a statement that fails, or a transaction
- * rolled back, must change nothing another session sees.  So the stop is
- * asked for here and done as the transaction commits: before any row of a
- * restore run statement by statement, and with the last row of one run in
- * a single transaction.  The nesting level that asked: a savepoint rolled
- * back takes its request with it.
+ * A statement that brings a stamp is a restore's, and the lanes must not
+ * mint while its rows may be arriving; but a statement that fails, or a
+ * transaction rolled back, must leave nothing behind.  So once the
+ * statement is allowed, the lanes refuse while its transaction is open
+ * (idgen_lanes_restore_begins, in shared memory only), its commit makes
+ * the stop durable, and its rollback lets them mint as before.  The
+ * nesting level that asked: a savepoint rolled back takes its ask with it.
  */
 static int	lanes_stop_level = 0;	/* 0: nothing asked */
 static bool xact_callbacks_registered = false;
+
+static void
+lanes_stop_ends(bool committed)
+{
+	if (lanes_stop_level == 0)
+		return;
+	lanes_stop_level = 0;
+	idgen_lanes_restore_ends(committed);
+}
 
 static void
 stamp_xact_callback(XactEvent event, void *arg)
@@ -181,17 +190,11 @@ stamp_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
-			if (lanes_stop_level > 0)
-			{
-				lanes_stop_level = 0;
-				idgen_lanes_restored_into();
-			}
+			lanes_stop_ends(true);
 			break;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PREPARE:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			lanes_stop_level = 0;
+			lanes_stop_ends(false);
 			break;
 		default:
 			break;
@@ -208,7 +211,7 @@ stamp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		return;
 	level = GetCurrentTransactionNestLevel();
 	if (event == SUBXACT_EVENT_ABORT_SUB && level <= lanes_stop_level)
-		lanes_stop_level = 0;
+		lanes_stop_ends(false);
 	else if (event == SUBXACT_EVENT_COMMIT_SUB && level == lanes_stop_level)
 		lanes_stop_level = level - 1;
 }
@@ -222,7 +225,7 @@ stop_lanes_at_commit(void)
 		RegisterSubXactCallback(stamp_subxact_callback, NULL);
 		xact_callbacks_registered = true;
 	}
-	if (lanes_stop_level == 0)
+	if (lanes_stop_level == 0 && idgen_lanes_restore_begins())
 		lanes_stop_level = GetCurrentTransactionNestLevel();
 }
 

@@ -228,6 +228,23 @@ is(lanes_ready(), 4, '(e) after a restart, the lanes are still ready');
 	$target->restart;
 	is(lanes_ready(), 4, '(e) after a restart too');
 }
+
+# the database's owner, its transaction still open: the lanes wait for it
+# (its rows may be arriving), and mint again once it rolls back
+{
+	my $s = $target->background_psql('e1', extra_params => [ '-U', 'app' ]);
+	$s->query_safe('BEGIN');
+	$s->query($bring);
+	my (undef, $err) = psql_fails($target,
+		"SELECT idgen_next_at(now() - interval '1 minute')");
+	like($err, qr/the backfill lanes wait for a restore to end/,
+		'(e) while the owner\'s restore is open, the lanes wait for it');
+	$s->query('ROLLBACK');
+	$s->quit;
+	ok($target->safe_psql('postgres',
+			"SELECT idgen_next_at(now() - interval '1 minute') > 0"),
+		'(e) rolled back, they mint again');
+}
 is($target->safe_psql('e1', 'SELECT count(*) FROM own WHERE id_to_timestamp(id) > now() - interval \'1 hour\''),
 	100, '(e) the database still decodes its own rows');
 
