@@ -212,26 +212,56 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
  * With the lock held: refuse, releasing it, when the lanes' past is not
  * known or a configured lane may not mint; otherwise return holding it.
  */
+static IdgenAwait
+restores_closed(void *arg)
+{
+	return pg_atomic_read_u32(&idgen_lanes->restores_open) == 0 ?
+		IDGEN_AWAIT_DONE : IDGEN_AWAIT_MORE;
+}
+
+/*
+ * A restore's transaction is open (stamp_hooks.c): its rows may hold IDs
+ * of the lanes' shards.  As a row another transaction has changed, the
+ * lanes are waited for, up to idgen.max_wait: what the restore did is
+ * seen only once it ends, a stop if it commits, nothing if it rolls back.
+ */
+static void
+await_restores(void)
+{
+	/* the restore's own transaction would wait for itself */
+	if (idgen_lanes_restoring_here)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the backfill lanes do not mint in a transaction that restores idgen's stamp"),
+				 errdetail("Its rows may hold IDs of the lanes' shards."),
+				 errhint("Mint for a given time after the restore, once SELECT idgen_advance_past(max(id)) on the restored keys and SELECT idgen_lanes_init() have run.")));
+	if (!idgen_worker_await(&idgen_lanes->cv, restores_closed, NULL, NULL,
+							(int64) idgen_max_wait * 1000, IDGEN_WAIT_STAMPS))
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("the backfill lanes waited \"%s\" for a restore to end", "idgen.max_wait"),
+				 errdetail("A transaction still open restores idgen's stamp into a database of this server; its rows may hold IDs of the lanes' shards."),
+				 errhint("Try again once it ends: if it commits, the lanes refuse until SELECT idgen_advance_past(max(id)) on the restored keys and SELECT idgen_lanes_init(); if it rolls back, they mint as before.")));
+}
+
 void
 idgen_lanes_refuse_unusable(void)
 {
 	for (bool waited = false;; waited = true)
 	{
-		IdgenLanesUnknown unknown = idgen_lanes->unknown;
+		IdgenLanesUnknown unknown;
 
+		while (pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
+		{
+			LWLockRelease(idgen_lanes->lock);
+			await_restores();
+			LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+		}
+		unknown = idgen_lanes->unknown;
 		if (unknown != LANES_KNOWN)
 		{
 			LWLockRelease(idgen_lanes->lock);
 			idgen_lanes_refuse_unknown(unknown);
-		}
-		if (pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
-		{
-			LWLockRelease(idgen_lanes->lock);
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("the backfill lanes wait for a restore to end"),
-					 errdetail("A transaction still open restored idgen's stamp into a database of this server; its rows may hold IDs of the lanes' shards."),
-					 errhint("Try again once it ends: if it commits, the lanes refuse until SELECT idgen_advance_past(max(id)) on the restored keys and SELECT idgen_lanes_init(); if it rolls back, they mint as before.")));
 		}
 		for (int i = 0; i < idgen_lanes->nlanes; i++)
 		{

@@ -52,6 +52,7 @@ extern int64 idgen_lane_run_id(const IdgenLaneRun *run, int64 i);
 extern int	idgen_lanes_init(void);
 extern void idgen_lanes_raise_past(int64 id);
 extern void idgen_lanes_restored_into(void);
+extern bool idgen_lanes_restoring_here;
 extern bool idgen_lanes_restore_begins(void);
 extern void idgen_lanes_restore_ends(bool committed);
 

@@ -528,21 +528,26 @@ idgen_lanes_restored_into(void)
  * makes the stop durable first (idgen_lanes_restored_into), then lets go.
  * A crash forgets the count with the transaction.
  */
+bool		idgen_lanes_restoring_here = false;
+
 bool
 idgen_lanes_restore_begins(void)
 {
 	if (idgen_lanes == NULL || RecoveryInProgress())
 		return false;
 	pg_atomic_fetch_add_u32(&idgen_lanes->restores_open, 1);
+	idgen_lanes_restoring_here = true;
 	return true;
 }
 
 void
 idgen_lanes_restore_ends(bool committed)
 {
+	idgen_lanes_restoring_here = false;
 	if (committed)
 		idgen_lanes_restored_into();
 	pg_atomic_fetch_sub_u32(&idgen_lanes->restores_open, 1);
+	ConditionVariableBroadcast(&idgen_lanes->cv);
 }
 
 /*

@@ -229,16 +229,23 @@ is(lanes_ready(), 4, '(e) after a restart, the lanes are still ready');
 	is(lanes_ready(), 4, '(e) after a restart too');
 }
 
-# the database's owner, its transaction still open: the lanes wait for it
-# (its rows may be arriving), and mint again once it rolls back
+# the database's owner, its transaction still open: the lanes wait for it,
+# as for a row it changed (its rows may be arriving), and mint again once
+# it rolls back
 {
-	my $s = $target->background_psql('e1', extra_params => [ '-U', 'app' ]);
+	$target->safe_psql('e1', 'GRANT EXECUTE ON FUNCTION idgen_next_at(timestamptz) TO app');
+	my $s = $target->background_psql('e1', on_error_stop => 0,
+		extra_params => [ '-U', 'app' ]);
 	$s->query_safe('BEGIN');
-	$s->query($bring);
+	# a dump of this server's own history: the database still mints
+	$s->query("COMMENT ON EXTENSION idgen IS '$e1_stamp'");
 	my (undef, $err) = psql_fails($target,
-		"SELECT idgen_next_at(now() - interval '1 minute')");
-	like($err, qr/the backfill lanes wait for a restore to end/,
+		"SET idgen.max_wait = '1s'; SELECT idgen_next_at(now() - interval '1 minute')");
+	like($err, qr/55P03: the backfill lanes waited "idgen.max_wait" for a restore to end/,
 		'(e) while the owner\'s restore is open, the lanes wait for it');
+	$s->query("SELECT idgen_next_at(now() - interval '1 minute')");
+	like($s->{stderr}, qr/the backfill lanes do not mint in a transaction that restores idgen's stamp/,
+		'(e) nor mint in the restore\'s own transaction');
 	$s->query('ROLLBACK');
 	$s->quit;
 	ok($target->safe_psql('postgres',
