@@ -20,6 +20,7 @@ OBJS = \
 	src/layout_dependents.o \
 	src/stamp_worker.o \
 	src/stamp_hooks.o \
+	src/stamp_kept.o \
 	src/durable_file.o \
 	src/layout_spec.o \
 	src/shard.o \
@@ -52,7 +53,7 @@ SHLIB_LINK_INTERNAL = $(libpq)
 
 EXTENSION = idgen
 # one base script and the upgrade chain, as contrib ships them
-DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/idgen--1.2--1.3.sql sql/idgen--1.3--1.4.sql sql/idgen--1.4--1.5.sql sql/idgen--1.5--1.6.sql sql/idgen--1.6--1.7.sql
+DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/idgen--1.2--1.3.sql sql/idgen--1.3--1.4.sql sql/idgen--1.4--1.5.sql sql/idgen--1.5--1.6.sql sql/idgen--1.6--1.7.sql sql/idgen--1.7--1.8.sql
 PGFILEDESC = "idgen - time-sorted unique 64-bit IDs"
 
 # The library must be preloaded, so each suite starts its own instance with

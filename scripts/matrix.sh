@@ -15,7 +15,8 @@
 # README's test command, scripts/test.sh, installs everything else itself
 # with apt-get and runs every suite with warnings as errors (PG_CFLAGS=-Werror):
 #	15    Debian 12 "bookworm", after the README's other command, the demo;
-#	      the only job with the nemesis suite (t/nemesis/)
+#	      the only job with the nemesis suite (t/nemesis/) and the
+#	      poolers suite (test/poolers/)
 #	17    Debian 13 "trixie"
 #	18    Debian unstable "sid", with the frameworks suite (as 15 has it)
 #	19    "sid" with Debian's "experimental" suite for PostgreSQL
@@ -335,7 +336,9 @@ run_fresh()
 
 # suites_of JOB: the suites of a job that runs scripts/test.sh's default set
 # in part (IDGEN_SUITES when given).  The nemesis suite runs on 15 alone: it
-# proves the same mechanisms on every version, and takes two minutes.  The
+# proves the same mechanisms on every version, and takes two minutes; so
+# does the poolers suite: pgbouncer passes idgen's SQL through unchanged,
+# whatever the server's version.  The
 # frameworks suite runs on 15 (Debian 12's frameworks, through the README's
 # command) and 18 (sid's, the newest): the frameworks test idgen's SQL, which
 # is the same on every server.

@@ -57,6 +57,12 @@ case " ${IDGEN_SUITES:-frameworks} " in
 		frameworks_go=1
 		;;
 esac
+# The poolers suite (test/poolers/): Debian's pgbouncer, when it is to run:
+# by default, and when IDGEN_SUITES names it.  scripts/matrix.sh runs it on
+# 15 alone, so the other jobs skip the package.
+case " ${IDGEN_SUITES:-poolers} " in
+	*" poolers "*) packages+=(pgbouncer) ;;	# poolers: the pooler in front
+esac
 # node-postgres runs on any node and npm: a machine that has them keeps its own
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

@@ -28,6 +28,12 @@
 #	                                seeded nemesis, every acknowledged ID
 #	                                counted (IDGEN_NEMESIS_SEEDS, _SECONDS,
 #	                                _SERVERS; scripts/nemesis.sh)
+#	poolers    test/poolers/run.sh: clients minting through Debian's
+#	                                pgbouncer in transaction pooling, every
+#	                                acknowledged ID counted, and idgen's
+#	                                settings through each pooling mode, on a
+#	                                cluster of its own (IDGEN_POOLER_CLIENTS,
+#	                                _ROUNDS, _POOL)
 # Every suite runs even when an earlier one fails; failures print their diffs
 # and log tails, and the exit status is non-zero if any suite failed.
 #
@@ -126,7 +132,7 @@ if ! check_installed; then
 	exit 1
 fi
 
-read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients frameworks citus nemesis}"
+read -ra suites <<<"${IDGEN_SUITES:-regress isolation tap pgtap clients frameworks citus nemesis poolers}"
 # each suite's result, and the seconds it took (from its banner to the next)
 declare -A result=() took=()
 current_suite='' current_started=0
@@ -421,6 +427,22 @@ if wanted frameworks; then
 	fi
 fi
 
+# ---- connection poolers ---------------------------------------------------------
+# Debian's pgbouncer in front of a cluster test/poolers/run.sh starts itself
+# (scripts/lib.sh), with the backfill lanes its clients mint on
+run_poolers()
+{
+	bash test/poolers/run.sh
+}
+
+if wanted poolers; then
+	if [ ! -f test/poolers/run.sh ]; then
+		result[poolers]=SKIP
+	else
+		run_cluster_suite poolers run_poolers
+	fi
+fi
+
 suite_started ""
 
 # ---- the idgen under test, again ---------------------------------------------
@@ -438,12 +460,13 @@ fi
 # "All 3 tests passed." or "1 of 3 tests failed." (with "# " before it since
 # PostgreSQL 16), prove and pg_prove say "Files=6, Tests=290"; for clients,
 # node --test (its TAP reporter, asked for: newer nodes default to another)
-# says "# tests 21", unittest "Ran 9 tests" and minitest "1 runs", summed.
+# says "# tests 21", unittest "Ran 9 tests" and minitest "1 runs", summed
+# (test/poolers/run.sh says "# tests N" too).
 tests_run()
 {
 	local out=$outs/$1.out n
 	[ -f "$out" ] || return 0
-	if [ "$1" = clients ] || [ "$1" = frameworks ]; then
+	if [ "$1" = clients ] || [ "$1" = frameworks ] || [ "$1" = poolers ]; then
 		n=$(grep -oE '^# tests [0-9]+|^Ran [0-9]+ tests?|^[0-9]+ runs,' "$out" |
 			grep -oE '[0-9]+' | awk '{ s += $1 } END { if (NR) print s }' || true)
 	else

@@ -29,6 +29,22 @@ SELECT minted >= 10 AS minted_shown, last_id > 0 AS last_id_shown
   FROM idgen_stats_backends WHERE pid = :superuser_pid;
 RESET ROLE;
 
+-- minting for a given time uses up the backfill lanes for good: a role
+-- does it once a superuser grants it (1.8), not by PUBLIC's right
+SELECT has_function_privilege('regress_idgen_plain', 'idgen_next_at(timestamptz)', 'EXECUTE') AS next_at,
+       has_function_privilege('regress_idgen_plain', 'idgen_next_at_n(timestamptz, integer)', 'EXECUTE') AS next_at_n;
+SET ROLE regress_idgen_plain;
+SELECT idgen_next_at('2026-06-01 00:00:00+00');
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION idgen_next_at(timestamptz), idgen_next_at_n(timestamptz, integer) TO regress_idgen_plain;
+SELECT has_function_privilege('regress_idgen_plain', 'idgen_next_at(timestamptz)', 'EXECUTE') AS next_at,
+       has_function_privilege('regress_idgen_plain', 'idgen_next_at_n(timestamptz, integer)', 'EXECUTE') AS next_at_n;
+REVOKE EXECUTE ON FUNCTION idgen_next_at(timestamptz), idgen_next_at_n(timestamptz, integer) FROM regress_idgen_plain;
+-- the database's owner may adopt the server's history (as its restore
+-- applies one); a role that does not own it may not
+SELECT has_function_privilege('regress_idgen_plain', 'idgen_layout_adopt()', 'EXECUTE') AS plain_adopts,
+       has_function_privilege('pg_database_owner', 'idgen_layout_adopt()', 'EXECUTE') AS owner_adopts;
+
 -- a session of the plain role sees its own figures
 \c - regress_idgen_plain
 SELECT count(*) AS minted FROM (SELECT idgen_next() FROM generate_series(1, 5)) AS s;

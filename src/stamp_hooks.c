@@ -18,17 +18,20 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/pg_namespace.h"
-#include "miscadmin.h"
-#include "utils/acl.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_namespace.h"
 #include "commands/comment.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -38,6 +41,9 @@
 #include "layout.h"
 #include "layout_stamp.h"
 #include "stamp_hooks.h"
+#include "stamp_kept.h"
+
+static void warn_other_history(const IdgenLayoutHistory *stamp);
 
 PG_FUNCTION_INFO_V1(idgen_layout_adopt_server);
 PG_FUNCTION_INFO_V1(idgen_layout_stamp_from_copy);
@@ -86,7 +92,14 @@ idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
 	memset(&copy, 0, sizeof(copy));
 	if (OidIsValid(relid))
 		idgen_read_copy(relid, &copy);
-	if (copy.nversions > 0 && idgen_stamp_match(&copy, server) == IDGEN_STAMP_OTHER)
+	/* a stamp kept from a restore, or from a DROP EXTENSION, is the one */
+	if (copy.nversions == 0 && idgen_stamp_kept_read(&copy))
+	{
+		idgen_stamp_kept_clear();
+		warn_other_history(&copy);
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), &copy);
+	}
+	else if (copy.nversions > 0 && idgen_stamp_match(&copy, server) == IDGEN_STAMP_OTHER)
 	{
 		ereport(WARNING,
 				(errmsg("this database's layout history does not match the server's, and it will refuse to decode until adopted"),
@@ -147,9 +160,76 @@ idgen_layout_adopt(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* ---- The lanes stop when a restore commits ---- */
+
+/*
+ * A statement that brings a stamp is a restore's, and the lanes must stop
+ * before its rows arrive; but a statement that fails, or a transaction
+ * rolled back, must change nothing another session sees.  So the stop is
+ * asked for here and done as the transaction commits: before any row of a
+ * restore run statement by statement, and with the last row of one run in
+ * a single transaction.  The nesting level that asked: a savepoint rolled
+ * back takes its request with it.
+ */
+static int	lanes_stop_level = 0;	/* 0: nothing asked */
+static bool xact_callbacks_registered = false;
+
+static void
+stamp_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			if (lanes_stop_level > 0)
+			{
+				lanes_stop_level = 0;
+				idgen_lanes_restored_into();
+			}
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			lanes_stop_level = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+stamp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	int			level;
+
+	if (lanes_stop_level == 0)
+		return;
+	level = GetCurrentTransactionNestLevel();
+	if (event == SUBXACT_EVENT_ABORT_SUB && level <= lanes_stop_level)
+		lanes_stop_level = 0;
+	else if (event == SUBXACT_EVENT_COMMIT_SUB && level == lanes_stop_level)
+		lanes_stop_level = level - 1;
+}
+
+static void
+stop_lanes_at_commit(void)
+{
+	if (!xact_callbacks_registered)
+	{
+		RegisterXactCallback(stamp_xact_callback, NULL);
+		RegisterSubXactCallback(stamp_subxact_callback, NULL);
+		xact_callbacks_registered = true;
+	}
+	if (lanes_stop_level == 0)
+		lanes_stop_level = GetCurrentTransactionNestLevel();
+}
+
 /* ---- The statements that carry a stamp ---- */
 
 static ProcessUtility_hook_type prev_utility_hook = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
 
 /* The statement itself, through the hooks installed before ours. */
 static void
@@ -188,6 +268,31 @@ extension_owner(Oid extoid)
 }
 
 /*
+ * Who may say which layout history minted a database's rows: the
+ * extension's owner, and whoever has the privileges of the database's
+ * owner (superusers too).  The owner is who restores a database on a
+ * server where the application's role is not a superuser; any other role
+ * could make every decoder of the database refuse.
+ */
+static bool
+may_apply_stamp(const IdgenExtensionHere *ext)
+{
+	if (ext != NULL && extension_owner(ext->oid))
+		return true;
+	return has_privs_of_role(GetUserId(), ROLE_PG_DATABASE_OWNER);
+}
+
+static void
+refuse_stamp(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("must be owner of this database or of extension idgen to apply the layout history this restore brings"),
+			 errdetail("This statement is a restore's: it says which layouts the dump's IDs were minted under."),
+			 errhint("Run the restore as the database's owner or as a superuser, in one transaction (pg_restore --single-transaction, psql -1): rows loaded without this statement decode by this database's layout history, which may not be theirs.")));
+}
+
+/*
  * A dump of a database at 1.3 carries its history as the rows of
  * idgen_layout_versions (COPY ... FROM stdin), a table 1.4 has no more:
  * their COPY goes to a temporary table of that name, and they become the
@@ -211,9 +316,9 @@ is_copy_of_13_history(Node *parsetree, IdgenExtensionHere *ext)
 	if (stmt->relation->schemaname != NULL &&
 		get_namespace_oid(stmt->relation->schemaname, true) != ext->schema)
 		return false;
-	/* what writes the stamp is the extension owner's to say, as COMMENT is */
-	if (!extension_owner(ext->oid))
-		return false;
+	/* who writes the stamp is as for COMMENT */
+	if (!may_apply_stamp(ext))
+		refuse_stamp();
 	/* a standby or a read-only transaction gets COPY's own error */
 	return !RecoveryInProgress() && !XactReadOnly;
 }
@@ -265,7 +370,7 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 
 	relid = RangeVarGetRelid(copy->relation, NoLock, false);
 	idgen_read_copy(relid, &history);
-	idgen_lanes_restored_into();
+	stop_lanes_at_commit();
 	/* gone at once: a second such COPY in the transaction is redirected too */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -282,6 +387,38 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 }
 
 /*
+ * COMMENT ON EXTENSION idgen by the database's owner who does not own the
+ * extension: the comment is written here, the statement's own ownership
+ * check being the one idgen replaces; the rest of what core checks of a
+ * COMMENT stands.
+ */
+static void
+comment_as_database_owner(CommentStmt *stmt, const IdgenExtensionHere *ext)
+{
+	PreventCommandIfReadOnly("COMMENT");
+	PreventCommandIfParallelMode("COMMENT");
+	PreventCommandDuringRecovery("COMMENT");
+	CreateComments(ext->oid, ExtensionRelationId, 0, stmt->comment);
+}
+
+/*
+ * A restore's COMMENT in a database where the extension is not created
+ * yet (its role may not create it): the stamp is kept for CREATE
+ * EXTENSION, which takes it instead of the server's history.
+ */
+static void
+keep_for_create_extension(const IdgenLayoutHistory *stamp)
+{
+	PreventCommandIfReadOnly("COMMENT");
+	PreventCommandIfParallelMode("COMMENT");
+	PreventCommandDuringRecovery("COMMENT");
+	idgen_stamp_kept_write(stamp);
+	ereport(WARNING,
+			(errmsg("extension \"idgen\" is not created in this database; the layout history it brings is kept for CREATE EXTENSION idgen"),
+			 errhint("A superuser's CREATE EXTENSION idgen in this database takes it as the database's stamp; rows minted under another history than this server's then refuse to decode rather than decode wrong.")));
+}
+
+/*
  * A comment by hand keeps the stamp: it is put back after the new text.
  * One that brings a stamp (a restore's) must parse; one that differs from
  * the server's history is taken, with a WARNING, and the database refuses
@@ -294,12 +431,13 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 				   DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	CommentStmt *stmt;
 	IdgenExtensionHere ext;
 	IdgenLayoutHistory before;
 	IdgenLayoutHistory after;
+	bool		here;
 	bool		had = false;
 	bool		malformed;
-	bool		watch;
 	char	   *comment;
 
 	if (is_copy_of_13_history(parsetree, &ext))
@@ -308,26 +446,42 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 						   dest, qc, &ext);
 		return;
 	}
-
-	watch = is_comment_on_idgen(parsetree) && idgen_extension_here(&ext);
-	if (watch)
+	if (!is_comment_on_idgen(parsetree))
 	{
-		had = idgen_comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), &before, &malformed);
-
-		/*
-		 * A comment that brings a stamp is a restore's: the lanes stop
-		 * before it runs, since a restore goes on past its failure (a role
-		 * that does not own the extension) and loads the rows anyway.
-		 */
-		if (((CommentStmt *) parsetree)->comment != NULL &&
-			idgen_comment_stamp(((CommentStmt *) parsetree)->comment, &after, &malformed))
-			idgen_lanes_restored_into();
+		run_utility(pstmt, queryString, readOnlyTree, context, params,
+					queryEnv, dest, qc);
+		return;
 	}
 
-	run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv,
-				dest, qc);
-	if (!watch)
-		return;
+	stmt = (CommentStmt *) parsetree;
+	here = idgen_extension_here(&ext);
+	if (stmt->comment != NULL &&
+		idgen_comment_stamp(stmt->comment, &after, &malformed))
+	{
+		/* a restore's: who may run it is decided before anything changes */
+		if (!may_apply_stamp(here ? &ext : NULL))
+			refuse_stamp();
+		if (!here)
+			keep_for_create_extension(&after);
+		else if (extension_owner(ext.oid))
+			run_utility(pstmt, queryString, readOnlyTree, context, params,
+						queryEnv, dest, qc);
+		else
+			comment_as_database_owner(stmt, &ext);
+		stop_lanes_at_commit();
+		if (!here)
+			return;
+	}
+	else
+	{
+		if (here)
+			had = idgen_comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0),
+									  &before, &malformed);
+		run_utility(pstmt, queryString, readOnlyTree, context, params,
+					queryEnv, dest, qc);
+		if (!here)
+			return;
+	}
 
 	CommandCounterIncrement();
 	comment = GetComment(ext.oid, ExtensionRelationId, 0);
@@ -345,9 +499,56 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 		idgen_stamp_write_on(ext.oid, idgen_comment_text(comment), &before);
 }
 
+/*
+ * The extension dropped, however (DROP EXTENSION, a schema dropped with
+ * CASCADE): its comment goes, and the rows stay.  A stamp that is not the
+ * server's own is kept for the next CREATE EXTENSION, so that dropping and
+ * creating the extension again does not make a refusing database decode
+ * wrong.  Its own (the history, or the one last stamped everywhere that the
+ * stamps worker has yet to extend) needs no keeping: CREATE EXTENSION
+ * stamps the server's history.
+ */
+static void
+stamp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					int subId, void *arg)
+{
+	IdgenLayoutHistory stamp;
+	IdgenLayoutHistory done;
+	bool		malformed;
+	char	   *name;
+
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_DROP || classId != ExtensionRelationId || subId != 0)
+		return;
+	name = get_extension_name(objectId);
+	if (name == NULL || strcmp(name, "idgen") != 0)
+		return;
+	if (!idgen_comment_stamp(GetComment(objectId, ExtensionRelationId, 0), &stamp, &malformed))
+		return;
+	switch (idgen_stamp_match(&stamp, idgen_server_history(NULL)))
+	{
+		case IDGEN_STAMP_SAME:
+			return;
+		case IDGEN_STAMP_PREFIX:
+			if (idgen_stamps_done_history(&done) &&
+				idgen_stamp_match(&stamp, &done) == IDGEN_STAMP_SAME)
+				return;
+			break;
+		case IDGEN_STAMP_OTHER:
+			break;
+	}
+	idgen_stamp_kept_write(&stamp);
+	ereport(NOTICE,
+			(errmsg("this database's layout history is not the server's, and is kept for CREATE EXTENSION idgen")));
+}
+
 void
 idgen_stamp_hook_install(void)
 {
 	prev_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = stamp_utility_hook;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = stamp_object_access;
+	idgen_stamp_kept_register();
 }

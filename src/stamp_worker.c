@@ -49,6 +49,7 @@
 
 #include "durable_file.h"
 #include "layout_stamp.h"
+#include "stamp_kept.h"
 #include "stamp_worker.h"
 #include "wal_records.h"
 #include "worker.h"
@@ -205,6 +206,18 @@ stamp_database(const IdgenLayoutHistory *h)
 	if (idgen_stamp_read_here(&stamp, &present) &&
 		idgen_stamp_match(&stamp, h) != IDGEN_STAMP_SAME)
 	{
+		/* a database given the extension without the preload: see stamp_kept.c */
+		if (!present && idgen_stamp_kept_read(&stamp))
+		{
+			idgen_stamp_kept_clear();
+			idgen_stamp_write(&stamp);
+			ereport(LOG,
+					(errmsg("idgen stamped database \"%s\" with the layout history kept for it",
+							get_database_name(MyDatabaseId))));
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			return;
+		}
 		own = !present ||
 			(idgen_stamps_done_history(&done) &&
 			 idgen_stamp_match(&stamp, &done) == IDGEN_STAMP_SAME &&

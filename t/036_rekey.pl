@@ -132,6 +132,8 @@ sql('CREATE TABLE legacy_refunds (order_id integer REFERENCES orders)');
 	"SELECT idgen_rekey_column('orders', 'id', 'created_at', $first_live, follow => '{order_notes.order_id}')");
 like($stderr, qr/column "order_id" of public\.legacy_refunds holds keys of public\.orders\.id and is integer, not bigint/,
 	'a referencing column too narrow for the new keys is refused');
+like($stderr, qr/HINT:  Widen it first: ALTER TABLE public\.legacy_refunds ALTER COLUMN order_id TYPE bigint\./,
+	'the hint names the statement that widens it');
 sql('DROP TABLE legacy_refunds');
 
 sql(q{UPDATE customers SET created_at = NULL WHERE name = 'c7'});
