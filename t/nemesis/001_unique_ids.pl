@@ -589,29 +589,30 @@ EOS
 	return;
 }
 
-# A restore: the postgres database of one server (its tables t and tb,
-# every row minted by it, with 100 rows it mints first) dumped with
-# pg_dump -Fc and restored into a new database of another pool server,
-# owned by the role app (LOGIN, not a superuser), in which the superuser
-# created the extension first, by pg_restore --no-owner as app.  The
-# restore must exit 0 and print nothing; every restored ID must decode
-# there as on its source (the servers share one layout history); then app
-# mints into the restored t with DEFAULT idgen_next(), at once and for the
-# rest of the run, each ID counted.
+# A restore, as the header says: dumped from one server, restored by app
+# into another's database, decoded there, minted into.
 my %restored;    # node name -> the databases restored into it
 my @restore_errors;    # what a restore printed or failed at
 my %decoded;    # restored IDs decoded on their new server: all, wrong
 
-sub command
+# app inserts 5 rows into a restored t, acknowledged as its client's, in
+# up to $tries tries half a second apart (the server may be between two
+# leases); the error of the last try, if none succeeded.
+sub app_mints
 {
-	my (@cmd) = @_;
-	my ($stdout, $stderr) = ('', '');
-	my $ok = eval {
-		IPC::Run::run(\@cmd, '<', \undef, '>', \$stdout, '2>', \$stderr,
-			IPC::Run::timeout(60));
-	};
-	$stderr .= $@ if $@;
-	return ($ok ? 0 : ($? >> 8) || 1, $stdout, $stderr);
+	my ($node, $db, $seed, $tries) = @_;
+	my $client = $node->name . ":$db/app";
+	foreach my $try (1 .. $tries)
+	{
+		my ($ret, $stdout, $stderr) = $node->psql($db,
+			'INSERT INTO t (c) SELECT -4 FROM generate_series(1, 5) RETURNING id',
+			extra_params => [ '-U', 'app' ], timeout => 30);
+		acknowledge("$work/ack_${seed}_" . $node->name . ":${db}_app", $client, 5,
+			$stdout, $stderr);
+		return undef if $ret == 0 || defined refused_id($stderr);
+		return (split /\n/, $stderr)[0] if $try == $tries;
+		usleep(500_000);
+	}
 }
 
 sub restore
@@ -698,22 +699,12 @@ EOS
 		}
 	}
 
-	# app mints into the restored table now (a few tries: the server may
-	# be between two leases), then for the rest of the run
-	my $file = "$work/ack_${seed}_$to:${db}_app";
-	foreach my $try (1 .. 5)
-	{
-		($ret, $stdout, $stderr) = $target->psql($db,
-			'INSERT INTO t (c) SELECT -4 FROM generate_series(1, 5) RETURNING id',
-			extra_params => [ '-U', 'app' ], timeout => 30);
-		acknowledge($file, "$to:$db/app", 5, $stdout, $stderr);
-		last if $ret == 0 || defined refused_id($stderr);
-		usleep(500_000);
-	}
+	# app mints into the restored table now, then for the rest of the run
+	$stderr = app_mints($target, $db, $seed, 5);
 	event(sprintf('%s: %.1f s; app mints into it, INSERT into the restored t: %s',
-		$what, time - $began, $ret == 0 ? 'done' : (split /\n/, $stderr)[0]));
+		$what, time - $began, $stderr // 'done'));
 	push @$clients,
-	  client($target, "$to:$db/app", $file, $until,
+	  client($target, "$to:$db/app", "$work/ack_${seed}_$to:${db}_app", $until,
 		$seed * 1000 + 97, 'insert', [ $db, 'app' ]);
 	return;
 }
@@ -796,7 +787,9 @@ sub run_seed
 			event($p->[1]);
 			$p->[2]->();
 		}
-		while (@todo && $start + $todo[0][0] <= time)
+		# one fault a turn: when faults fell behind (a base backup, a
+		# restore), what is due meanwhile (a SIGCONT, a restart) goes first
+		if (@todo && $start + $todo[0][0] <= time)
 		{
 			my $e = shift @todo;
 			run_fault($e->[1], $servers[ $e->[2] ], \@servers, \@pending,
@@ -813,6 +806,19 @@ sub run_seed
 		set_clock_offset($clock{ $node->name }, 0);
 		signal_all('CONT', postmaster_pids($node));
 		start_server($node) unless postmaster_pids($node);
+	}
+
+	# app mints into each restored database again now that every server
+	# and the registry are back: the faults may have left it no shard to
+	# mint with during the run
+	foreach my $node (@servers)
+	{
+		foreach my $db (@{ $restored{ $node->name } // [] })
+		{
+			my $err = app_mints($node, $db, $seed, 20);
+			push @restore_errors, 'app could not mint into ' . $node->name . "\'s $db: $err"
+			  if defined $err;
+		}
 	}
 
 	my @files = (glob("$work/ack_${seed}_*"), "$work/explicit_$seed");

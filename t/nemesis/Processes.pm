@@ -3,7 +3,8 @@
 #
 # A server's processes for the nemesis, from /proc (a minimal root has no
 # ps): the postmaster and its children, the ones left of a server whose
-# postmaster is gone, signals to them, and a kill of the whole server.
+# postmaster is gone, signals to them, a kill of the whole server; and a
+# client program run with what it printed.
 
 package Processes;
 
@@ -11,9 +12,10 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use IPC::Run;
 
 our @EXPORT = qw(children_of postmaster_pids command_of orphans_of pid_gone
-  runs_on kill_server signal_all);
+  runs_on kill_server signal_all command);
 
 # The children of a process, from /proc (a minimal root has no ps).
 sub children_of
@@ -137,6 +139,20 @@ sub signal_all
 	my ($sig, @pids) = @_;
 	kill($sig, @pids) if @pids;
 	return;
+}
+
+# Run a command (a client program), within 60 s: its exit status (1 for a
+# timeout), stdout and stderr.
+sub command
+{
+	my (@cmd) = @_;
+	my ($stdout, $stderr) = ('', '');
+	my $ok = eval {
+		IPC::Run::run(\@cmd, '<', \undef, '>', \$stdout, '2>', \$stderr,
+			IPC::Run::timeout(60));
+	};
+	$stderr .= $@ if $@;
+	return ($ok ? 0 : ($? >> 8) || 1, $stdout, $stderr);
 }
 
 1;
