@@ -25,15 +25,16 @@
 # does), cuts a server off from the registry past its lease (Partition.pm),
 # and does several of these at once to one server.  It also restores, once
 # a run at most: a server's database, whose tables hold the IDs its
-# clients minted, dumped with pg_dump -Fc and restored into a new database
-# of another pool server owned by the role app (LOGIN, not a superuser),
-# where the superuser created the extension first, by pg_restore
-# --no-owner as app, which must exit 0 and print nothing; every restored
-# ID must decode there (id_to_timestamp, id_to_shard, id_to_sequence) as
-# on its source, the servers having one layout history; then app inserts
-# into the restored table with DEFAULT idgen_next() until the run ends,
-# its IDs counted like any.  The schedule is printed before it runs; the
-# same seed draws the same schedule.
+# clients minted and 100 it mints first, dumped with pg_dump -Fc and
+# restored into a new database of another pool server owned by the role
+# app (LOGIN, not a superuser), where the superuser created the extension
+# first, by pg_restore --no-owner as app, which must exit 0 and print
+# nothing; every restored ID must decode there (id_to_timestamp,
+# id_to_shard, id_to_sequence) as on its source, the servers having one
+# layout history; then app inserts into the restored table with DEFAULT
+# idgen_next() at once, until the run ends, and once more when every
+# server is back, its IDs counted like any.  The schedule is printed
+# before it runs; the same seed draws the same schedule.
 #
 # The checker (Checker.pm) prints, per server (and per restored database)
 # and in all: attempted, acknowledged, duplicated, out of order within a
