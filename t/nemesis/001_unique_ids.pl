@@ -10,25 +10,39 @@
 # to the client's file, outside the servers, as acknowledged.
 #
 # Meanwhile a nemesis drawn from the seed (IDGEN_NEMESIS_SEEDS, one run
-# each) kills servers and their processes with SIGKILL, freezes a server
-# past its lease (SIGSTOP, then SIGCONT), steps a server's clock 5 s either
-# way while it runs and an hour back while it is down, strobes it (200 ms
-# either way every 10 ms), kills, freezes and restarts the registry (one
-# seed in two runs the registry with synchronous_commit = off), restarts a
-# server without its state file, starts a clone of a running server from
-# a base backup with the same settings, promotes a streaming standby of the
-# first server while that server runs (then stops it), copies rows with
-# explicit IDs of a server's shard ahead of its generator (then
-# idgen_advance_past, as an import does), cuts a server off from the
-# registry past its lease (Partition.pm), and does several of these at
-# once to one server.  The schedule is printed before it runs; the same
-# seed draws the same schedule.
+# each) kills servers with SIGKILL, the postmaster and every child of it at
+# once, as a crash of the machine does (Processes.pm: the test fails if
+# any child runs on after the kill), or one process of a server, freezes a
+# server past its lease (SIGSTOP, then SIGCONT), steps a server's clock
+# 5 s either way while it runs and an hour back while it is down, strobes
+# it (200 ms either way every 10 ms), kills (as a server), freezes and
+# restarts the registry (one seed in two runs the registry with
+# synchronous_commit = off), restarts a server without its state file,
+# starts a clone of a running server from a base backup with the same
+# settings, promotes a streaming standby of the first server while that
+# server runs (then stops it), copies rows with explicit IDs of a server's
+# shard ahead of its generator (then idgen_advance_past, as an import
+# does), cuts a server off from the registry past its lease (Partition.pm),
+# and does several of these at once to one server.  It also restores, once
+# a run at most: a server's database, whose tables hold the IDs its
+# clients minted and 100 it mints first, dumped with pg_dump -Fc and
+# restored into a new database of another pool server owned by the role
+# app (LOGIN, not a superuser), where the superuser created the extension
+# first, by pg_restore --no-owner as app, which must exit 0 and print
+# nothing; every restored ID must decode there (id_to_timestamp,
+# id_to_shard, id_to_sequence) as on its source, the servers having one
+# layout history; then app inserts into the restored table with DEFAULT
+# idgen_next() at once, until the run ends, and once more when every
+# server is back, its IDs counted like any.  The schedule is printed
+# before it runs; the same seed draws the same schedule.
 #
-# The checker prints, per server and in all: attempted, acknowledged,
-# duplicated, out of order within a client, and lost (an acknowledged
-# INSERT whose row is gone once every server is back; commits are
-# synchronous).  A duplicate prints both IDs, who minted each and when, and
-# the nemesis events around them.  The bar is zero duplicates and zero lost.
+# The checker (Checker.pm) prints, per server (and per restored database)
+# and in all: attempted, acknowledged, duplicated, out of order within a
+# client, and lost (an acknowledged INSERT whose row is gone once every
+# server is back; commits are synchronous).  An INSERT that a primary key
+# refuses as a duplicate counts as duplicated.  A duplicate prints both
+# IDs, who minted each and when, and the nemesis events around them.  The
+# bar is zero duplicates and zero lost.
 #
 # Beside them, a lanes server outside the registry (its own shard, 30, and
 # four backfill lanes) has a live client and a backfill client: an import
@@ -63,6 +77,7 @@ use warnings;
 
 use File::Path qw(make_path);
 use IPC::Run;
+use List::Util qw(sum);
 use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -72,7 +87,9 @@ use FindBin;
 use lib "$FindBin::RealBin/..";
 use lib "$FindBin::RealBin";
 use IdgenTest;
+use Checker;
 use Partition;
+use Processes;
 
 libfaketime();    # dies early without it
 
@@ -87,7 +104,7 @@ my $work = PostgreSQL::Test::Utils::tempdir();
 
 my @faults = qw(kill9 kill9_worker freeze step_ahead step_behind strobe
   down_hour_back registry_kill registry_freeze no_state_file clone
-  explicit_ahead promote partition partition_reset several);
+  explicit_ahead promote partition partition_reset several restore);
 # By hand, the faults to draw from: IDGEN_NEMESIS_FAULTS=partition,freeze
 if ($ENV{IDGEN_NEMESIS_FAULTS})
 {
@@ -121,13 +138,14 @@ sub schedule
 	srand($seed);
 	my @events;
 	my $t = 2;
-	my $clones = 0;
-	my $promotions = 0;
+	# one clone, one promotion of the standby, one restore a run
+	my %once = (clone => 0, promote => 0, restore => 0);
 	while ($t < $seconds - 6)
 	{
+		# by hand, faults of which one a run is drawn may be all there is
+		last unless grep { !$once{$_} } @faults;
 		my $fault = $faults[ int(rand(@faults)) ];
-		next if $fault eq 'clone' && $clones++ > 0;    # one clone a run
-		next if $fault eq 'promote' && $promotions++ > 0;    # one standby
+		next if exists $once{$fault} && $once{$fault}++ > 0;
 		$fault = several() if $fault eq 'several';
 		# the last target is the lanes server
 		push @events, [ $t, $fault, int(rand($nservers + 1)) ];
@@ -158,13 +176,18 @@ sub backfill_sql
 		"INSERT INTO tb (id, c) SELECT i, -2 FROM idgen_next_at_n($at, 50) AS i RETURNING id", 0);
 }
 
+# $block: the size of every block (else 20, among singles and inserts),
+# 'insert' for inserts alone, or 'backfill' or 'backfill_resumed' for a
+# backfill client.  $as: the database and role, postgres's by default.
 sub client
 {
-	my ($node, $name, $file, $until, $seed, $block) = @_;
+	my ($node, $name, $file, $until, $seed, $block, $as) = @_;
+	my ($db, $user) = @{ $as // [ 'postgres', undef ] };
+	my $inserts = ($block // '') eq 'insert';
 	my $backfill = ($block // '') =~ /^backfill/;
 	# a job that resumes a second later, rather than from its start
 	my $resumes = ($block // '') eq 'backfill_resumed';
-	$block = undef if $backfill;
+	$block = undef if $backfill || $inserts;
 	my $pid = fork();
 	die "fork: $!" unless defined $pid;
 	return $pid if $pid;
@@ -176,7 +199,7 @@ sub client
 	my $sweep = 0;    # the backfill import's next millisecond
 	while (time < $until)
 	{
-		my $r = $block ? 0.5 : rand();
+		my $r = $inserts ? 1 : $block ? 0.5 : rand();
 		$block //= 20;
 		my ($kind, $n, $sql, $sweeping) =
 		    $backfill ? backfill_sql($sweep)
@@ -190,8 +213,8 @@ sub client
 			IPC::Run::run(
 				[
 					'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1',
-					'-h', $node->host, '-p', $node->port, '-d', 'postgres',
-					'-c', $sql
+					'-h', $node->host, '-p', $node->port, '-d', $db,
+					defined $user ? ('-U', $user) : (), '-c', $sql
 				],
 				'<', \undef, '>', \$stdout, '2>', \$stderr,
 				IPC::Run::timeout(5));
@@ -201,6 +224,12 @@ sub client
 		{
 			my $at = sprintf('%.3f', time);
 			print $out "ack $name $kind $at $_\n" for grep { /^\d+$/ } split /\n/, $stdout;
+		}
+		# an ID the server minted again, refused by the table's key: a
+		# duplicate the client was not given, counted all the same
+		elsif (defined(my $id = refused_id($stderr)))
+		{
+			printf $out "refused %s %s %.3f %s\n", $name, $kind, time, $id;
 		}
 		usleep(20_000);
 	}
@@ -232,60 +261,6 @@ END
 {
 	local $?;    # the test's exit status, which waitpid would change
 	stop_relays() if $$ == $harness;
-}
-
-# The postmaster and its children, from /proc (a minimal root has no ps).
-sub postmaster_pids
-{
-	my ($node) = @_;
-	my $pid = $node->{_pid};
-	return () unless defined $pid && !pid_gone($pid);
-	my @children;
-	foreach my $stat (glob('/proc/[0-9]*/stat'))
-	{
-		open my $fh, '<', $stat or next;
-		my $line = <$fh> // '';
-		close $fh;
-		# pid (comm) state ppid ...: comm may hold spaces
-		push @children, $1 if $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $pid;
-	}
-	return ($pid, @children);
-}
-
-sub command_of
-{
-	my ($pid) = @_;
-	open my $fh, '<', "/proc/$pid/cmdline" or return '?';
-	local $/;
-	my $cmd = <$fh> // '';
-	$cmd =~ s/\0/ /g;
-	$cmd =~ s/\s+$//;
-	return $cmd;
-}
-
-# Processes left of a server whose postmaster is gone (frozen when it was
-# killed, say), by the cluster name in their titles: woken and killed at
-# the end of a run, so that none outlives it.
-sub orphans_of
-{
-	my ($name) = @_;
-	my @pids;
-	foreach my $cmdline (glob('/proc/[0-9]*/cmdline'))
-	{
-		my ($pid) = $cmdline =~ m{^/proc/(\d+)/};
-		push @pids, $pid if command_of($pid) =~ /^postgres: \Q$name\E: /;
-	}
-	return @pids;
-}
-
-# Dead, or a zombie nobody reaps (an init that does not, as on some
-# machines): either way no postmaster.
-sub pid_gone
-{
-	my ($pid) = @_;
-	open my $fh, '<', "/proc/$pid/stat" or return 1;
-	my $line = <$fh> // '';
-	return $line =~ /^\d+ \(.*\) Z /;
 }
 
 sub start_server
@@ -382,13 +357,6 @@ sub event
 	return;
 }
 
-sub signal_all
-{
-	my ($sig, @pids) = @_;
-	kill($sig, @pids) if @pids;
-	return;
-}
-
 sub later
 {
 	my ($pending, $delay, $what, $code) = @_;
@@ -405,7 +373,8 @@ my %lasts = (
 	kill9 => 1.5, freeze => $lease_s + 1.5, step_ahead => 3.5,
 	step_behind => 3.5, strobe => 2.5, down_hour_back => 3.5,
 	registry_kill => 1.5, registry_freeze => 2.5,
-	partition => $lease_s + 2.5, partition_reset => $lease_s + 2.5);
+	partition => $lease_s + 2.5, partition_reset => $lease_s + 2.5,
+	restore => 0);    # over when it returns, as a clone is
 
 sub run_fault
 {
@@ -427,14 +396,29 @@ sub run_fault
 	return;
 }
 
+# Of the run: servers killed, their children killed with them, and those
+# that ran on right after the kill.
+my %kills;
+
+sub killed
+{
+	my ($what, $children, $survived) = @_;
+	return event("$what: it is down") unless defined $children;
+	$kills{servers}++;
+	$kills{children} += $children;
+	$kills{survived} += $survived;
+	event("$what: the postmaster and its $children children at once"
+		  . ($survived ? ", $survived of them running on" : ''));
+	return;
+}
+
 sub run_one_fault
 {
 	my ($fault, $node, $servers, $pending, $clients, $until, $seed) = @_;
 	my $name = $node->name;
 	if ($fault eq 'kill9')
 	{
-		event("kill -9 of $name");
-		$node->kill9;
+		killed("kill -9 of $name", kill_server($node));
 		later($pending, 1, "$name started again", sub { start_server($node) });
 	}
 	elsif ($fault eq 'kill9_worker')
@@ -509,8 +493,7 @@ sub run_one_fault
 	}
 	elsif ($fault eq 'registry_kill')
 	{
-		event('kill -9 of the registry');
-		$registry->kill9;
+		killed('kill -9 of the registry', kill_server($registry));
 		later($pending, 1, 'the registry started again', sub { start_server($registry) });
 	}
 	elsif ($fault eq 'registry_freeze')
@@ -576,6 +559,10 @@ sub run_one_fault
 		later($pending, 6, $sb->name . ', promoted, stopped',
 			sub { $sb->stop('fast', fail_ok => 1) });
 	}
+	elsif ($fault eq 'restore')
+	{
+		restore($node, $servers, $clients, $until, $seed);
+	}
 	elsif ($fault eq 'explicit_ahead')
 	{
 		# a server that is down or holds no shard: nothing to copy
@@ -603,104 +590,124 @@ EOS
 	return;
 }
 
-# ---------------------------------------------------------------------------
-# The checker.
+# A restore, as the header says: dumped from one server, restored by app
+# into another's database, decoded there, minted into.
+my %restored;    # node name -> the databases restored into it
+my @restore_errors;    # what a restore printed or failed at
+my %decoded;    # restored IDs decoded on their new server: all, wrong
 
-sub check
+# app inserts 5 rows into a restored t, acknowledged as its client's, in
+# up to $tries tries half a second apart (the server may be between two
+# leases); the error of the last try, if none succeeded.
+sub app_mints
 {
-	my ($seed, $servers, @files) = @_;
-	my (%first, %attempted, %acked, %backfilled, %dups, %disorder, %last, @dup_pairs);
-	foreach my $file (@files)
+	my ($node, $db, $seed, $tries) = @_;
+	my $client = $node->name . ":$db/app";
+	foreach my $try (1 .. $tries)
 	{
-		next unless -f $file;
-		open my $fh, '<', $file or die;
-		while (<$fh>)
+		my ($ret, $stdout, $stderr) = $node->psql($db,
+			'INSERT INTO t (c) SELECT -4 FROM generate_series(1, 5) RETURNING id',
+			extra_params => [ '-U', 'app' ], timeout => 30);
+		acknowledge("$work/ack_${seed}_" . $node->name . ":${db}_app", $client, 5,
+			$stdout, $stderr);
+		return undef if $ret == 0 || defined refused_id($stderr);
+		return (split /\n/, $stderr)[0] if $try == $tries;
+		usleep(500_000);
+	}
+}
+
+sub restore
+{
+	my ($source, $servers, $clients, $until, $seed) = @_;
+	my $from = $source->name;
+	return event("restore from $from: it is down") unless postmaster_pids($source);
+	# the next pool server after the source that is up and in no fault
+	my @pool = grep { $_->name =~ /^s\d+_\d+$/ } @$servers;
+	my ($i) = grep { $pool[$_]->name eq $from } 0 .. $#pool;
+	@pool = (@pool[ ($i // -1) + 1 .. $#pool ], @pool[ 0 .. ($i // -1) ]);
+	my ($target) = grep {
+		$_->name ne $from && postmaster_pids($_) && ($busy{ $_->name } // 0) <= time
+	} @pool;
+	return event("restore from $from: no other pool server is up") unless $target;
+	my $to = $target->name;
+	my $db = 'restore' . (1 + sum(0, map { scalar @$_ } values %restored));
+	my $dump = "$work/${db}_$seed.dump";
+	my $what = "restore of $from\'s postgres into $to\'s $db";
+	my $began = time;
+
+	# rows minted now, whatever the clients got in: counted as theirs are
+	my ($ret, $stdout, $stderr) = $source->psql('postgres',
+		'INSERT INTO t (c) SELECT -3 FROM generate_series(1, 100) RETURNING id', timeout => 30);
+	acknowledge("$work/ack_${seed}_${from}_fill", "$from/fill", 100, $stdout, $stderr);
+	event("$from minted 100 rows into t, before the dump: "
+		  . ($ret == 0 ? 'done' : (split /\n/, $stderr)[0]));
+	($ret, $stdout, $stderr) = command('pg_dump', '-Fc', '-h', $source->host,
+		'-p', $source->port, '-d', 'postgres', '-f', $dump);
+	if ($ret != 0 || $stderr ne '')
+	{
+		push @restore_errors, "pg_dump of $from exited $ret: $stderr";
+		return event("$what: pg_dump exited $ret");
+	}
+	($ret, $stdout, $stderr) = $target->psql('postgres', <<"EOS", timeout => 30);
+SELECT 'CREATE ROLE app LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'app') \\gexec
+CREATE DATABASE $db OWNER app;
+EOS
+	($ret, $stdout, $stderr) = $target->psql($db, 'CREATE EXTENSION idgen', timeout => 30)
+	  if $ret == 0;
+	if ($ret != 0)
+	{
+		push @restore_errors, "$to: the database $db and its extension: $stderr";
+		return event("$what: $db not created");
+	}
+	push @{ $restored{$to} }, $db;
+	($ret, $stdout, $stderr) = command('pg_restore', '--no-owner', '-h', $target->host,
+		'-p', $target->port, '-U', 'app', '-d', $db, $dump);
+	push @restore_errors, "pg_restore into $to\'s $db as app exited $ret: $stderr"
+	  if $ret != 0 || $stderr ne '';
+	event(sprintf("%s by app, pg_restore --no-owner (%.1f s in): exit %d", $what, time - $began, $ret)
+		  . ($stderr eq '' ? '' : ', ' . (split /\n/, $stderr)[0]));
+
+	# each restored ID decoded on the target, then on the source
+	my $decode = q{SELECT id, id_to_timestamp(id) AT TIME ZONE 'UTC', id_to_shard(id), id_to_sequence(id)};
+	my ($tret, $there, $terr) = $target->psql($db,
+		"$decode FROM (SELECT id FROM t UNION ALL SELECT id FROM tb) AS r ORDER BY id",
+		extra_params => [ '-U', 'app' ], timeout => 30);
+	if ($tret != 0)
+	{
+		push @restore_errors, "$to\'s $db did not decode its restored IDs: $terr";
+	}
+	else
+	{
+		my @there = split /\n/, $there;
+		my @ids = map { (split /\|/)[0] } @there;
+		my ($sret, $here, $serr) = $source->psql('postgres',
+			"$decode FROM unnest('{" . join(',', @ids) . "}'::bigint[]) AS r(id) ORDER BY id",
+			timeout => 30);
+		my @here = split /\n/, $here;
+		if ($sret != 0 || @here != @there)
 		{
-			chomp;
-			my @f = split / /;
-			if ($f[0] eq 'attempted')
-			{
-				(my $server = $f[1]) =~ s{/.*}{};
-				$attempted{$server} += $f[2];
-				next;
-			}
-			my ($tag, $client, $kind, $at, $id) = @f;
-			(my $server = $client) =~ s{/.*}{};
-			if ($tag eq 'ack')
-			{
-				$acked{$server}++;
-				$backfilled{$server}++ if $kind =~ /^at_/;
-			}
-			# IDs for a given time come in the times' order, not the clock's
-			if ($tag eq 'ack' && $kind !~ /^at_/)
-			{
-				$disorder{$server}++
-				  if defined $last{$client} && $id <= $last{$client};
-				$last{$client} = $id;
-			}
-			if (my $was = $first{$id})
-			{
-				$dups{$server}++;
-				push @dup_pairs, [ $id, $was, "$client $kind at $at" ];
-			}
-			else
-			{
-				$first{$id} = "$client $kind at $at";
-			}
+			push @restore_errors, "$from did not decode the IDs restored from it: $serr";
+		}
+		else
+		{
+			my @wrong = grep { $here[$_] ne $there[$_] } 0 .. $#there;
+			$decoded{all} += @there;
+			$decoded{wrong} += @wrong;
+			diag "$what: $from decodes $here[$_], $to decodes $there[$_]"
+			  for @wrong[ 0 .. ($#wrong < 4 ? $#wrong : 4) ];
+			event("$what: " . scalar(@there) . ' restored IDs decoded, '
+				  . scalar(@wrong) . " otherwise than on $from");
 		}
 	}
 
-	# lost: acknowledged INSERTs whose rows are gone, once every server is back
-	my %lost;
-	my %rows;
-	foreach my $node (@$servers)
-	{
-		my ($ret, $out) = $node->psql('postgres',
-			'SELECT id FROM t UNION ALL SELECT id FROM tb', timeout => 30);
-		$rows{ $node->name } = { map { $_ => 1 } split /\n/, $out } if $ret == 0;
-	}
-	foreach my $file (@files)
-	{
-		next unless -f $file;
-		open my $fh, '<', $file or die;
-		while (<$fh>)
-		{
-			my ($tag, $client, $kind, undef, $id) = split / /;
-			next unless $tag eq 'ack' && ($kind eq 'insert' || $kind eq 'at_insert');
-			chomp $id;
-			(my $server = $client) =~ s{/.*}{};
-			$lost{$server}++ unless $rows{$server} && $rows{$server}{$id};
-		}
-	}
-
-	my %all;
-	diag sprintf('seed %s: %-18s %9s %12s %10s %12s %5s',
-		$seed, 'server', 'attempted', 'acknowledged', 'duplicated',
-		'out of order', 'lost');
-	foreach my $s (sort keys %{ { %attempted, %acked } })
-	{
-		diag sprintf('seed %s: %-18s %9d %12d %10d %12d %5d',
-			$seed, $s, $attempted{$s} // 0, $acked{$s} // 0, $dups{$s} // 0,
-			$disorder{$s} // 0, $lost{$s} // 0);
-		$all{attempted} += $attempted{$s} // 0;
-		$all{acked} += $acked{$s} // 0;
-		$all{dups} += $dups{$s} // 0;
-		$all{disorder} += $disorder{$s} // 0;
-		$all{lost} += $lost{$s} // 0;
-		$all{backfilled} += $backfilled{$s} // 0;
-		$all{leased_backfilled} += $backfilled{$s} // 0 if $s =~ /^s\d+_/;
-	}
-	diag sprintf('seed %s: %-18s %9d %12d %10d %12d %5d',
-		$seed, 'all', map { $all{$_} // 0 } qw(attempted acked dups disorder lost));
-	foreach my $d (@dup_pairs[ 0 .. ($#dup_pairs < 4 ? $#dup_pairs : 4) ])
-	{
-		my ($id, $a, $b) = @$d;
-		diag "seed $seed: duplicate $id: first $a, again $b";
-		my ($ta) = $a =~ / at ([\d.]+)$/;
-		diag sprintf('  nemesis at %.1f: %s', $_->[0] - $ta, $_->[1])
-		  for grep { abs($_->[0] - $ta) < 6 } @log;
-	}
-	return \%all;
+	# app mints into the restored table now, then for the rest of the run
+	$stderr = app_mints($target, $db, $seed, 5);
+	event(sprintf('%s: %.1f s; app mints into it, INSERT into the restored t: %s',
+		$what, time - $began, $stderr // 'done'));
+	push @$clients,
+	  client($target, "$to:$db/app", "$work/ack_${seed}_$to:${db}_app", $until,
+		$seed * 1000 + 97, 'insert', [ $db, 'app' ]);
+	return;
 }
 
 # ---------------------------------------------------------------------------
@@ -710,6 +717,10 @@ sub run_seed
 {
 	my ($seed) = @_;
 	my @events = schedule($seed);
+	%kills = (servers => 0, children => 0, survived => 0);
+	%restored = ();
+	@restore_errors = ();
+	%decoded = (all => 0, wrong => 0);
 	note "seed $seed, $seconds s, $nservers servers; the schedule:";
 	note sprintf('  %5.1f s  %-16s server %d', @$_) for @events;
 
@@ -777,7 +788,9 @@ sub run_seed
 			event($p->[1]);
 			$p->[2]->();
 		}
-		while (@todo && $start + $todo[0][0] <= time)
+		# one fault a turn: when faults fell behind (a base backup, a
+		# restore), what is due meanwhile (a SIGCONT, a restart) goes first
+		if (@todo && $start + $todo[0][0] <= time)
 		{
 			my $e = shift @todo;
 			run_fault($e->[1], $servers[ $e->[2] ], \@servers, \@pending,
@@ -796,8 +809,21 @@ sub run_seed
 		start_server($node) unless postmaster_pids($node);
 	}
 
+	# app mints into each restored database again now that every server
+	# and the registry are back: the faults may have left it no shard to
+	# mint with during the run
+	foreach my $node (@servers)
+	{
+		foreach my $db (@{ $restored{ $node->name } // [] })
+		{
+			my $err = app_mints($node, $db, $seed, 20);
+			push @restore_errors, 'app could not mint into ' . $node->name . "\'s $db: $err"
+			  if defined $err;
+		}
+	}
+
 	my @files = (glob("$work/ack_${seed}_*"), "$work/explicit_$seed");
-	my $all = check($seed, \@servers, @files);
+	my $all = check($seed, \@servers, \@log, \%restored, @files);
 	cmp_ok($all->{acked}, '>', 1000, "seed $seed: the clients were given IDs ($all->{acked})");
 	cmp_ok($all->{backfilled} // 0, '>', 500,
 		"seed $seed: the backfill clients were given IDs for their times (" . ($all->{backfilled} // 0) . ')');
@@ -805,6 +831,23 @@ sub run_seed
 		"seed $seed: on the pool servers' leased lanes too (" . ($all->{leased_backfilled} // 0) . ')');
 	is($all->{dups}, 0, "seed $seed: no ID was given twice");
 	is($all->{lost}, 0, "seed $seed: no acknowledged INSERT was lost");
+	is($kills{survived}, 0,
+		"seed $seed: each server killed went down whole: no child of its postmaster ran on "
+		  . "($kills{servers} kills, $kills{children} children killed)");
+	SKIP:
+	{
+		my $restores = sum(map { scalar @$_ } values %restored) // 0;
+		skip "seed $seed drew no restore", 3
+		  unless $restores || @restore_errors;
+		is(join("\n", @restore_errors), '',
+			"seed $seed: every restore by its database's owner exited 0 and printed nothing ($restores)");
+		ok($decoded{all} > 0 && $decoded{wrong} == 0,
+			"seed $seed: every restored ID decodes on its new server as on its source "
+			  . "($decoded{all} IDs, $decoded{wrong} otherwise)");
+		cmp_ok($all->{restore_acked} // 0, '>', 0,
+			"seed $seed: app minted into the restored tables ("
+			  . ($all->{restore_acked} // 0) . ' IDs, counted with the others)');
+	}
 	$_->stop('immediate', fail_ok => 1) for @servers, $registry, grep { defined } $standby;
 	foreach my $node (@servers, $registry, grep { defined } $standby)
 	{
@@ -845,7 +888,7 @@ run_seed($_) for @seeds;
 		client($pair[$_], $pair[$_]->name . '/1', "$work/ack_unsafe_$_", $until, 77 + $_, 2000)
 	} 0, 1;
 	waitpid($_, 0) for @clients;
-	my $all = check('unsafe', \@pair, glob("$work/ack_unsafe_*"));
+	my $all = check('unsafe', \@pair, \@log, {}, glob("$work/ack_unsafe_*"));
 	cmp_ok($all->{dups}, '>', 0,
 		'the checker finds the duplicates of two servers sharing a shard without a registry');
 	$_->stop for @pair;
