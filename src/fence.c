@@ -77,6 +77,7 @@
 #include "fence_gate.h"
 #include "generator.h"
 #include "history_recovery.h"
+#include "idgen_compat.h"
 #include "lane.h"
 #include "layout.h"
 #include "layout_history.h"
@@ -310,7 +311,7 @@ read_state_file(IdgenStateFile *file, bool *with_history)
  * purpose.
  */
 /* Another cluster's file: this cluster's own fence would be lost with it. */
-static void
+idgen_noreturn static void
 refuse_foreign_state(const ControlFileData *ctl, const IdgenStateFile *file)
 {
 	ereport(ERROR,

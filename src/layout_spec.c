@@ -40,6 +40,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "idgen_compat.h"
 #include "layout.h"
 
 PG_FUNCTION_INFO_V1(idgen_decode_layout);
@@ -95,7 +96,7 @@ clipped(const char *s, int max)
 	return psprintf("%.*s...", pg_mbcliplen(s, len, max), s);
 }
 
-static pg_noinline void
+idgen_noreturn static pg_noinline void
 bad_layout(const char *layout, const char *detail)
 {
 	ereport(ERROR,
