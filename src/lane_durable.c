@@ -203,7 +203,7 @@ idgen_lanes_shmem_startup(void)
 		unknown = (IdgenLanesUnknown) table->unknown;
 	idgen_lanes->unknown = unknown;
 	if (unknown != LANES_NO_FILE &&
-		(unknown != table->unknown || kind == LANE_FILE_FOREIGN))
+		((int32) unknown != table->unknown || kind == LANE_FILE_FOREIGN))
 	{
 		build_table(table, NULL);
 		idgen_lane_table_write(table);

@@ -251,7 +251,7 @@ get_layout(FunctionCallInfo fcinfo, int argno)
 
 		for (char *p = lower; *p; p++)
 			*p = tolower((unsigned char) *p);
-		for (int i = 0; i < lengthof(presets); i++)
+		for (int i = 0; i < (int) lengthof(presets); i++)
 			if (strcmp(trim(lower), presets[i].name) == 0)
 				preset = (char *) presets[i].spec;
 		parse_spec(name, preset != NULL ? preset : name, &cache->spec);
