@@ -13,12 +13,14 @@
 # mount namespace) and thrown away after it, so nothing installed on this
 # machine or left by an earlier run can make a job pass.  Inside, the
 # README's test command, scripts/test.sh, installs everything else itself
-# with apt-get and runs every suite with warnings as errors (PG_CFLAGS=-Werror):
+# with apt-get and runs every suite with warnings as errors (-Wextra -Werror):
 #	15    Debian 12 "bookworm", after the README's other command, the demo;
 #	      the only job with the nemesis, poolers and monitoring suites
 #	      (t/nemesis/, test/poolers/, test/monitoring/)
-#	17    Debian 13 "trixie"
+#	17    Debian 13 "trixie", idgen built with its assertions on
+#	      (-DUSE_ASSERT_CHECKING, against Debian's server, built without)
 #	18    Debian unstable "sid", with the frameworks suite (as 15 has it)
+#	      and the analyze suite (scan-build and cppcheck, zero reports)
 #	19    "sid" with Debian's "experimental" suite for PostgreSQL
 #	deb   bookworm: the Debian package built from debian/ in one fresh root,
 #	      installed into another, preloaded, and the suites run against it:
@@ -344,6 +346,8 @@ run_fresh()
 # is the same on every server.  The monitoring suite runs on 15 alone:
 # Debian 12's exporter, the one monitoring/ is written for, reads the same
 # views on every server.
+# The analyze suite runs on 18 alone, with sid's clang, the newest
+# analyser; it reads the same code on every version.
 suites_of()
 {
 	if [ -n "${IDGEN_SUITES:-}" ]; then
@@ -351,7 +355,7 @@ suites_of()
 		return
 	fi
 	case $1 in
-		18) echo "regress isolation tap pgtap clients frameworks citus" ;;
+		18) echo "regress isolation tap pgtap clients frameworks citus analyze" ;;
 		citus*) echo citus ;;
 		*) echo "regress isolation tap pgtap clients citus" ;;
 	esac
@@ -491,10 +495,19 @@ clone_head()
 		git -C "$1" checkout -q --detach "$tree_head"
 }
 
+# The job whose idgen is built with its Assert()s compiled in, against
+# Debian's server (built without them: ExceptionalCondition is there all the
+# same).  One job is enough, as the code is the same on every version, and
+# it costs that job nothing measurable; 17, the shortest, keeps the
+# matrix's time.
+assert_job=17
+
+# test_env JOB: the environment JOB's scripts run with
 test_env()
 {
-	local name
-	printf '%s\n' "PG_CFLAGS=$PG_CFLAGS" "CI=${CI:-}"
+	local name cflags=$PG_CFLAGS
+	[ "$1" != "$assert_job" ] || cflags="$cflags -DUSE_ASSERT_CHECKING"
+	printf '%s\n' "PG_CFLAGS=$cflags" "CI=${CI:-}"
 	for name in IDGEN_SUITES PROVE_TESTS PROVE_FLAGS IDGEN_KEEP IDGEN_TAP_JOBS \
 		IDGEN_NEMESIS_SEEDS IDGEN_NEMESIS_SECONDS IDGEN_NEMESIS_SERVERS; do
 		[ -z "${!name:-}" ] || printf '%s\n' "$name=${!name}"
@@ -525,7 +538,7 @@ run_job()
 {
 	local j=$1 w=$2 v env=()
 	v=$(version_of "$j")
-	mapfile -t env < <(test_env)
+	mapfile -t env < <(test_env "$j")
 	ensure_base "$j" || return 1
 	ensure_layer "$j" || return 1
 	mkdir -p -- "$w/out"

@@ -22,7 +22,8 @@
 # When the objects in the tree were built with another server, compiler,
 # PG_CFLAGS or COPT than now (recorded in .idgen-build), or by a make run
 # since, the tree is cleaned and built whole: scripts/test.sh passes
-# PG_CFLAGS=-Werror, and must see the warnings of every file.
+# PG_CFLAGS="-Wextra -Wno-unused-parameter -Werror", and must see the
+# warnings of every file.
 # Run it, do not source it: scripts/demo.sh, scripts/test.sh and bench/run.sh
 # call it first.
 
@@ -92,6 +93,11 @@ if [ "$setup_for" = all ]; then
 		*" monitoring "*)
 			packages+=(prometheus-postgres-exporter prometheus curl)
 			;;
+	esac
+	# The analyze suite (scripts/analyze.sh), only when IDGEN_SUITES names
+	# it: scripts/matrix.sh runs it in one job.
+	case " ${IDGEN_SUITES:-} " in
+		*" analyze "*) packages+=(clang-tools cppcheck) ;;	# scan-build, cppcheck
 	esac
 	# node-postgres runs on any node and npm: a machine that has them keeps
 	# its own

@@ -3,8 +3,9 @@
 #
 #	bash scripts/test.sh
 #
-# Runs scripts/setup.sh with PG_CFLAGS=-Werror (warnings are errors, and a
-# tree built without it is built again whole), then, in a copy of the tree owned by the postgres
+# Runs scripts/setup.sh with PG_CFLAGS="-Wextra -Wno-unused-parameter
+# -Werror" (more warnings than PostgreSQL's own, as errors; a tree built
+# without them is built again whole), then, in a copy of the tree owned by the postgres
 # user (initdb refuses root), the suites of `make installcheck`, each on its
 # own throwaway instance with idgen preloaded:
 #	regress    pg_regress           sql/*.sql -> expected/*.out   (REGRESS)
@@ -40,6 +41,9 @@
 #	                                settings through each pooling mode, on a
 #	                                cluster of its own (IDGEN_POOLER_CLIENTS,
 #	                                _ROUNDS, _POOL)
+#	analyze    scripts/analyze.sh   scan-build and cppcheck over a clean
+#	                                copy of the tree, zero reports; only
+#	                                when IDGEN_SUITES names it
 # Every suite runs even when an earlier one fails; failures print their diffs
 # and log tails, and the exit status is non-zero if any suite failed.
 #
@@ -67,12 +71,21 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 
 if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ] && [ "${IDGEN_TEST_PACKAGE:-0}" != 1 ]; then
-	# warnings are errors here, as in CI; setup.sh builds the whole tree
-	# again when its objects were made without them
-	case " ${PG_CFLAGS:-} " in
-		*" -Werror "*) ;;
-		*) export PG_CFLAGS="${PG_CFLAGS:+$PG_CFLAGS }-Werror" ;;
-	esac
+	# Warnings are errors here, as in CI (a plain make only warns, on any
+	# compiler); setup.sh builds the whole tree again when its objects were
+	# made without these flags.  -Wextra adds sign-compare, clobbered,
+	# type-limits, empty-body and more to PostgreSQL's own -Wall set, less
+	# -Wunused-parameter: PostgreSQL fixes the parameters of what idgen
+	# implements (PG_FUNCTION_ARGS, a GUC hook's extra and source, an exit
+	# callback's code and arg, SIGNAL_ARGS), which idgen need not use, and
+	# its own build leaves the warning out for the same reason.
+	for flag in -Wextra -Wno-unused-parameter -Werror; do
+		case " ${PG_CFLAGS:-} " in
+			*" $flag "*) ;;
+			*) PG_CFLAGS="${PG_CFLAGS:+$PG_CFLAGS }$flag" ;;
+		esac
+	done
+	export PG_CFLAGS
 	setup_started=$SECONDS
 	if ! bash "$here/setup.sh"; then
 		echo
@@ -468,6 +481,18 @@ if wanted monitoring; then
 		result[monitoring]=SKIP
 	else
 		run_cluster_suite monitoring run_monitoring
+	fi
+fi
+
+# ---- static analysers -------------------------------------------------------
+# Not in the default set: it builds the tree again, and clang's analyser
+# takes a minute or two.  The matrix runs it in one job.
+if wanted analyze; then
+	suite_started analyze
+	if bash "$here/analyze.sh" 2>&1 | tee "$outs/analyze.out"; then
+		result[analyze]=PASS
+	else
+		result[analyze]=FAIL
 	fi
 fi
 

@@ -77,6 +77,7 @@
 #include "fence_gate.h"
 #include "generator.h"
 #include "history_recovery.h"
+#include "idgen_compat.h"
 #include "lane.h"
 #include "layout.h"
 #include "layout_history.h"
@@ -253,13 +254,14 @@ read_state_file(IdgenStateFile *file, bool *with_history)
 	bool		ok = false;
 	IdgenStateRead kind = STATE_CURRENT;
 
+	/* zeroed even when missing: the caller passes its fields on */
+	*with_history = false;
+	memset(file, 0, sizeof(*file));
 	memset(&buf, 0, sizeof(buf));
 	r = idgen_read_whole(IDGEN_STATE_FILE, &buf, sizeof(buf));
 	if (r < 0)
 		return STATE_MISSING;
 
-	*with_history = false;
-	memset(file, 0, sizeof(*file));
 	if (r == sizeof(IdgenStateFile) && buf.v3.magic == IDGEN_STATE_MAGIC &&
 		buf.v3.version == IDGEN_STATE_VERSION)
 	{
@@ -310,7 +312,7 @@ read_state_file(IdgenStateFile *file, bool *with_history)
  * purpose.
  */
 /* Another cluster's file: this cluster's own fence would be lost with it. */
-static void
+idgen_noreturn static void
 refuse_foreign_state(const ControlFileData *ctl, const IdgenStateFile *file)
 {
 	ereport(ERROR,

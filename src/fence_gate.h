@@ -67,7 +67,7 @@ idgen_fence_note_minted(int64 ms)
 
 /* For minting (generator.c). */
 extern bool idgen_fence_wait(int64 ms, int64 timeout_us);
-extern void idgen_fence_error(void);
+idgen_noreturn extern void idgen_fence_error(void);
 
 /* For the fence worker and replay (fence.c). */
 extern int64 idgen_fence_wake_at_ms(void);

@@ -34,12 +34,16 @@
 
 /*
  * Since 16 a GUC check hook must allocate its extra with guc_malloc(), which
- * the GUC machinery then frees with guc_free(); before, with malloc().
+ * the GUC machinery then frees with guc_free(); before, with malloc() and
+ * free().  An extra the hook rejects is never the machinery's: the hook
+ * frees it itself.
  */
 #if PG_VERSION_NUM >= 160000
 #define idgen_guc_malloc(size)	guc_malloc(LOG, (size))
+#define idgen_guc_free(ptr)		guc_free(ptr)
 #else
 #define idgen_guc_malloc(size)	malloc(size)
+#define idgen_guc_free(ptr)		free(ptr)
 #endif
 
 /*
@@ -51,6 +55,20 @@
 #define IDGEN_HOT_GLOBAL	__attribute__((visibility("hidden")))
 #else
 #define IDGEN_HOT_GLOBAL
+#endif
+
+/*
+ * A function that never returns: every path raises ERROR (or worse).  Said
+ * so, the compiler and the analysers know the code after a call to it is
+ * never reached.  PostgreSQL 18 spells it pg_noreturn, before the
+ * declaration; 15 to 17 pg_attribute_noreturn(), which is
+ * __attribute__((noreturn)) and may stand there too.  Write it first:
+ * idgen_noreturn static void f(void).
+ */
+#if defined(pg_noreturn)
+#define idgen_noreturn	pg_noreturn
+#else
+#define idgen_noreturn	pg_attribute_noreturn()
 #endif
 
 /* c.h's Abs() is gone from PostgreSQL 17 */

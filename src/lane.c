@@ -212,6 +212,9 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
  * With the lock held: refuse, releasing it, when the lanes' past is not
  * known or a configured lane may not mint; otherwise return holding it.
  */
+/* This backend's transaction restores a stamp (lane_durable.c sets it). */
+bool		idgen_lanes_restoring_here = false;
+
 static IdgenAwait
 restores_closed(void *arg)
 {

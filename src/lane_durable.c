@@ -204,7 +204,7 @@ idgen_lanes_shmem_startup(void)
 		unknown = (IdgenLanesUnknown) table->unknown;
 	idgen_lanes->unknown = unknown;
 	if (unknown != LANES_NO_FILE &&
-		(unknown != table->unknown || kind == LANE_FILE_FOREIGN))
+		((int32) unknown != table->unknown || kind == LANE_FILE_FOREIGN))
 	{
 		build_table(table, NULL);
 		idgen_lane_table_write(table);
@@ -528,8 +528,6 @@ idgen_lanes_restored_into(void)
  * makes the stop durable first (idgen_lanes_restored_into), then lets go.
  * A crash forgets the count with the transaction.
  */
-bool		idgen_lanes_restoring_here = false;
-
 bool
 idgen_lanes_restore_begins(void)
 {

@@ -40,6 +40,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "idgen_compat.h"
 #include "layout.h"
 
 PG_FUNCTION_INFO_V1(idgen_decode_layout);
@@ -95,7 +96,7 @@ clipped(const char *s, int max)
 	return psprintf("%.*s...", pg_mbcliplen(s, len, max), s);
 }
 
-static pg_noinline void
+idgen_noreturn static pg_noinline void
 bad_layout(const char *layout, const char *detail)
 {
 	ereport(ERROR,
@@ -250,7 +251,7 @@ get_layout(FunctionCallInfo fcinfo, int argno)
 
 		for (char *p = lower; *p; p++)
 			*p = tolower((unsigned char) *p);
-		for (int i = 0; i < lengthof(presets); i++)
+		for (int i = 0; i < (int) lengthof(presets); i++)
 			if (strcmp(trim(lower), presets[i].name) == 0)
 				preset = (char *) presets[i].spec;
 		parse_spec(name, preset != NULL ? preset : name, &cache->spec);

@@ -391,7 +391,7 @@ idgen_stamp_write_on(Oid extoid, const char *text, const IdgenLayoutHistory *h)
 	idgen_stamp_changed();
 }
 
-static void
+idgen_noreturn static void
 copy_damaged(const char *why)
 {
 	ereport(ERROR,
@@ -570,7 +570,7 @@ refresh(void)
 	}
 }
 
-static void
+idgen_noreturn static void
 refuse(void)
 {
 	StringInfoData stamp;

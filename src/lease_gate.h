@@ -58,7 +58,7 @@ idgen_lease_end(int32 shard)
 
 /* For minting (generator.c). */
 extern bool idgen_lease_wait(int32 shard, int64 ms, int64 timeout_us);
-extern void idgen_lease_error(int32 shard);
+idgen_noreturn extern void idgen_lease_error(int32 shard);
 
 /* For minting with a pool (idgen.c). */
 extern int32 idgen_pool_wait(void);

@@ -229,7 +229,7 @@ idgen_registry_init(const char *conninfo)
 		{
 			const char *end = strchr(p + 1, '\'');
 
-			add_secret(p + 1, end ? end - p - 1 : strlen(p + 1));
+			add_secret(p + 1, end ? (size_t) (end - p - 1) : strlen(p + 1));
 		}
 		else
 			add_secret(p, strcspn(p, " \t\n&"));

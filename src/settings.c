@@ -338,7 +338,7 @@ static const IdgenSetting settings[] = {
 	},
 };
 
-#define NUM_SETTINGS lengthof(settings)
+#define NUM_SETTINGS ((int) lengthof(settings))
 
 /* The values postgresql.conf and the command line gave, before defining. */
 static char *given[NUM_SETTINGS];

@@ -116,6 +116,13 @@ parse_shard(const char **p, int64 *result)
  * Parse a list such as '5, 7, 100-163' into sorted, merged ranges, in
  * memory from idgen_guc_malloc() as GUC extras must be.  On failure, sets
  * the GUC error detail and returns NULL.
+ *
+ * Check hooks run in their caller's memory context, which may live as long
+ * as the process (the postmaster's while libraries are preloaded): what is
+ * palloc'd here is freed here.  The set is the GUC machinery's to free
+ * only once a hook accepts it: a hook that rejects it frees it
+ * (idgen_guc_free), or every refused reload would leak it, in the
+ * postmaster and in every backend.
  */
 static ShardSet *
 parse_shard_list(const char *str)
@@ -135,18 +142,18 @@ parse_shard_list(const char *str)
 					hi;
 
 		if (!parse_shard(&p, &lo))
-			return NULL;
+			goto fail;
 		hi = lo;
 		if (*p == '-')
 		{
 			p++;
 			if (!parse_shard(&p, &hi))
-				return NULL;
+				goto fail;
 			if (hi < lo)
 			{
 				GUC_check_errdetail("Range " INT64_FORMAT "-" INT64_FORMAT " runs backwards.",
 									lo, hi);
-				return NULL;
+				goto fail;
 			}
 		}
 		if (*p == ',')
@@ -157,13 +164,13 @@ parse_shard_list(const char *str)
 			if (*p == '\0')
 			{
 				GUC_check_errdetail("The list ends with a comma.");
-				return NULL;
+				goto fail;
 			}
 		}
 		else if (*p != '\0')
 		{
 			GUC_check_errdetail("Expected \",\" or \"-\" at \"%s\".", p);
-			return NULL;
+			goto fail;
 		}
 		if (n == cap)
 		{
@@ -181,7 +188,7 @@ parse_shard_list(const char *str)
 	{
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
 		GUC_check_errmsg("out of memory");
-		return NULL;
+		goto fail;
 	}
 	out = 0;
 	for (int i = 0; i < n; i++)
@@ -194,6 +201,10 @@ parse_shard_list(const char *str)
 	set->nranges = out;
 	pfree(ranges);
 	return set;
+
+fail:
+	pfree(ranges);
+	return NULL;
 }
 
 static bool
@@ -256,8 +267,13 @@ idgen_shard_ids_check_hook(char **newval, void **extra, GucSource source)
 {
 	ShardSet   *set = parse_shard_list(*newval ? *newval : "");
 
-	if (set == NULL || !clear_of_lanes(set, -1))
+	if (set == NULL)
 		return false;
+	if (!clear_of_lanes(set, -1))
+	{
+		idgen_guc_free(set);
+		return false;
+	}
 	*extra = set;
 	return true;
 }
@@ -436,6 +452,7 @@ idgen_backfill_shards_check_hook(char **newval, void **extra, GucSource source)
 	{
 		GUC_check_errdetail("It names " INT64_FORMAT " shards; at most %d lanes are kept.",
 							set_size(set), IDGEN_MAX_LANES);
+		idgen_guc_free(set);
 		return false;
 	}
 	*extra = set;

@@ -37,6 +37,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "idgen_compat.h"
 #include "lane.h"
 #include "layout.h"
 #include "layout_stamp.h"
@@ -137,7 +138,7 @@ idgen_layout_versions_changed(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-static void
+idgen_noreturn static void
 refuse_13(const char *function)
 {
 	ereport(ERROR,
@@ -285,7 +286,7 @@ may_apply_stamp(const IdgenExtensionHere *ext)
 	return has_privs_of_role(GetUserId(), ROLE_PG_DATABASE_OWNER);
 }
 
-static void
+idgen_noreturn static void
 refuse_stamp(void)
 {
 	ereport(ERROR,

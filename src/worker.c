@@ -139,7 +139,13 @@ idgen_worker_await(ConditionVariable *cv, IdgenAwaitCheck check,
 			break;
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, start);
-		if (INSTR_TIME_GET_MICROSEC(now) >= timeout_us)
+
+		/*
+		 * Signed, as PostgreSQL 16 and later give it: 15 gives uint64, and
+		 * a timeout already spent (a statement's earlier waits ended a
+		 * poll past its idgen.max_wait) compared unsigned would never end.
+		 */
+		if ((int64) INSTR_TIME_GET_MICROSEC(now) >= timeout_us)
 			break;
 		if (wake)
 			wake();
