@@ -29,7 +29,7 @@
 #	                                seeded nemesis, every acknowledged ID
 #	                                counted (IDGEN_NEMESIS_SEEDS, _SECONDS,
 #	                                _SERVERS; scripts/nemesis.sh)
-#	analyze    scripts/analyze.sh   scan-build and cppcheck over a clean
+#	analyze    scripts/analyze.sh   clang's scan-build over a clean
 #	                                copy of the tree, zero reports; only
 #	                                when IDGEN_SUITES names it
 # Every suite runs even when an earlier one fails; failures print their diffs
