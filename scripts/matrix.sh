@@ -20,7 +20,7 @@
 #	17    Debian 13 "trixie", idgen built with its assertions on
 #	      (-DUSE_ASSERT_CHECKING, against Debian's server, built without)
 #	18    Debian unstable "sid", with the frameworks suite (as 15 has it)
-#	      and the analyze suite (scan-build and cppcheck, zero reports)
+#	      and the analyze suite (clang's scan-build, zero reports)
 #	19    "sid" with Debian's "experimental" suite for PostgreSQL
 #	deb   bookworm: the Debian package built from debian/ in one fresh root,
 #	      installed into another, preloaded, and the suites run against it:

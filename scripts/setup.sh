@@ -97,7 +97,7 @@ if [ "$setup_for" = all ]; then
 	# The analyze suite (scripts/analyze.sh), only when IDGEN_SUITES names
 	# it: scripts/matrix.sh runs it in one job.
 	case " ${IDGEN_SUITES:-} " in
-		*" analyze "*) packages+=(clang-tools cppcheck) ;;	# scan-build, cppcheck
+		*" analyze "*) packages+=(clang-tools) ;;	# scan-build
 	esac
 	# node-postgres runs on any node and npm: a machine that has them keeps
 	# its own

@@ -41,7 +41,7 @@
 #	                                settings through each pooling mode, on a
 #	                                cluster of its own (IDGEN_POOLER_CLIENTS,
 #	                                _ROUNDS, _POOL)
-#	analyze    scripts/analyze.sh   scan-build and cppcheck over a clean
+#	analyze    scripts/analyze.sh   clang's scan-build over a clean
 #	                                copy of the tree, zero reports; only
 #	                                when IDGEN_SUITES names it
 # Every suite runs even when an earlier one fails; failures print their diffs
