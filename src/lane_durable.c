@@ -531,7 +531,8 @@ idgen_lanes_restored_into(void)
 bool
 idgen_lanes_restore_begins(void)
 {
-	if (idgen_lanes == NULL || RecoveryInProgress())
+	/* no lane: nothing to hold, nor to stop (idgen_lanes_restored_into) */
+	if (idgen_lanes == NULL || idgen_lanes->nlanes == 0 || RecoveryInProgress())
 		return false;
 	pg_atomic_fetch_add_u32(&idgen_lanes->restores_open, 1);
 	idgen_lanes_restoring_here = true;
@@ -542,8 +543,19 @@ void
 idgen_lanes_restore_ends(bool committed)
 {
 	idgen_lanes_restoring_here = false;
-	if (committed)
-		idgen_lanes_restored_into();
+	/* an ERROR in the stop (a cancel while it waits) still lets go */
+	PG_TRY();
+	{
+		if (committed)
+			idgen_lanes_restored_into();
+	}
+	PG_CATCH();
+	{
+		pg_atomic_fetch_sub_u32(&idgen_lanes->restores_open, 1);
+		ConditionVariableBroadcast(&idgen_lanes->cv);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	pg_atomic_fetch_sub_u32(&idgen_lanes->restores_open, 1);
 	ConditionVariableBroadcast(&idgen_lanes->cv);
 }

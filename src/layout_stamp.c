@@ -192,6 +192,29 @@ idgen_stamp_match(const IdgenLayoutHistory *stamp, const IdgenLayoutHistory *ser
 	return stamp->nversions == server->nversions ? IDGEN_STAMP_SAME : IDGEN_STAMP_PREFIX;
 }
 
+/*
+ * A stamp of this server's own: its history, or the history last stamped
+ * everywhere that the stamps worker has yet to extend.  Any other stamp
+ * came from elsewhere and must keep refusing.
+ */
+bool
+idgen_stamp_is_own(const IdgenLayoutHistory *stamp, const IdgenLayoutHistory *server)
+{
+	IdgenLayoutHistory done;
+
+	switch (idgen_stamp_match(stamp, server))
+	{
+		case IDGEN_STAMP_SAME:
+			return true;
+		case IDGEN_STAMP_PREFIX:
+			return idgen_stamps_done_history(&done) &&
+				idgen_stamp_match(stamp, &done) == IDGEN_STAMP_SAME;
+		case IDGEN_STAMP_OTHER:
+			break;
+	}
+	return false;
+}
+
 /* ---- Whether every database is stamped: shared memory ---- */
 
 typedef struct IdgenStampsShared

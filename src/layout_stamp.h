@@ -66,6 +66,8 @@ typedef enum IdgenStampMatch
 
 extern IdgenStampMatch idgen_stamp_match(const IdgenLayoutHistory *stamp,
 										 const IdgenLayoutHistory *server);
+extern bool idgen_stamp_is_own(const IdgenLayoutHistory *stamp,
+							   const IdgenLayoutHistory *server);
 
 /*
  * This database's stamp, for the stamps worker: false where the database

@@ -190,8 +190,15 @@ stamp_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
 			lanes_stop_ends(true);
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			/* its outcome comes later, in another session: refused (below) */
+			if (lanes_stop_level > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that restores idgen's stamp into a server with backfill lanes"),
+						 errhint("Run the restore in a transaction of its own, committed or rolled back in this session.")));
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -217,6 +224,11 @@ stamp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		lanes_stop_level = level - 1;
 }
 
+/*
+ * The stop is made durable at PRE_COMMIT, so nothing may fail the commit
+ * after it: a serializable transaction can still fail there, at its
+ * serialization check, and is refused before anything changes.
+ */
 static void
 stop_lanes_at_commit(void)
 {
@@ -227,7 +239,15 @@ stop_lanes_at_commit(void)
 		xact_callbacks_registered = true;
 	}
 	if (lanes_stop_level == 0 && idgen_lanes_restore_begins())
+	{
 		lanes_stop_level = GetCurrentTransactionNestLevel();
+		if (IsolationIsSerializable())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a restore of idgen's stamp cannot run in a serializable transaction"),
+					 errdetail("Its commit stops the backfill lanes durably before the serialization check, which could still roll it back."),
+					 errhint("Restore at the default isolation level, READ COMMITTED (PGOPTIONS='-c default_transaction_isolation=read\\ committed').")));
+	}
 }
 
 /* ---- The statements that carry a stamp ---- */
@@ -390,6 +410,15 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 						 &history);
 }
 
+/* What core checks of a COMMENT besides ownership, for one idgen writes. */
+static void
+comment_may_write(void)
+{
+	PreventCommandIfReadOnly("COMMENT");
+	PreventCommandIfParallelMode("COMMENT");
+	PreventCommandDuringRecovery("COMMENT");
+}
+
 /*
  * COMMENT ON EXTENSION idgen by the database's owner who does not own the
  * extension: the comment is written here, the statement's own ownership
@@ -399,9 +428,7 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 static void
 comment_as_database_owner(CommentStmt *stmt, const IdgenExtensionHere *ext)
 {
-	PreventCommandIfReadOnly("COMMENT");
-	PreventCommandIfParallelMode("COMMENT");
-	PreventCommandDuringRecovery("COMMENT");
+	comment_may_write();
 	CreateComments(ext->oid, ExtensionRelationId, 0, stmt->comment);
 }
 
@@ -413,9 +440,7 @@ comment_as_database_owner(CommentStmt *stmt, const IdgenExtensionHere *ext)
 static void
 keep_for_create_extension(const IdgenLayoutHistory *stamp)
 {
-	PreventCommandIfReadOnly("COMMENT");
-	PreventCommandIfParallelMode("COMMENT");
-	PreventCommandDuringRecovery("COMMENT");
+	comment_may_write();
 	idgen_stamp_kept_write(stamp);
 	ereport(WARNING,
 			(errmsg("extension \"idgen\" is not created in this database; the layout history it brings is kept for CREATE EXTENSION idgen"),
@@ -517,7 +542,6 @@ stamp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 					int subId, void *arg)
 {
 	IdgenLayoutHistory stamp;
-	IdgenLayoutHistory done;
 	bool		malformed;
 	char	   *name;
 
@@ -528,20 +552,9 @@ stamp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	name = get_extension_name(objectId);
 	if (name == NULL || strcmp(name, "idgen") != 0)
 		return;
-	if (!idgen_comment_stamp(GetComment(objectId, ExtensionRelationId, 0), &stamp, &malformed))
+	if (!idgen_comment_stamp(GetComment(objectId, ExtensionRelationId, 0), &stamp, &malformed) ||
+		idgen_stamp_is_own(&stamp, idgen_server_history(NULL)))
 		return;
-	switch (idgen_stamp_match(&stamp, idgen_server_history(NULL)))
-	{
-		case IDGEN_STAMP_SAME:
-			return;
-		case IDGEN_STAMP_PREFIX:
-			if (idgen_stamps_done_history(&done) &&
-				idgen_stamp_match(&stamp, &done) == IDGEN_STAMP_SAME)
-				return;
-			break;
-		case IDGEN_STAMP_OTHER:
-			break;
-	}
 	idgen_stamp_kept_write(&stamp);
 	ereport(NOTICE,
 			(errmsg("this database's layout history is not the server's, and is kept for CREATE EXTENSION idgen")));

@@ -195,7 +195,6 @@ static void
 stamp_database(const IdgenLayoutHistory *h)
 {
 	IdgenLayoutHistory stamp;
-	IdgenLayoutHistory done;
 	bool		present;
 	bool		own;
 
@@ -218,10 +217,7 @@ stamp_database(const IdgenLayoutHistory *h)
 			CommitTransactionCommand();
 			return;
 		}
-		own = !present ||
-			(idgen_stamps_done_history(&done) &&
-			 idgen_stamp_match(&stamp, &done) == IDGEN_STAMP_SAME &&
-			 idgen_stamp_match(&stamp, h) == IDGEN_STAMP_PREFIX);
+		own = !present || idgen_stamp_is_own(&stamp, h);
 		if (own)
 		{
 			idgen_stamp_write(h);

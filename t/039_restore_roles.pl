@@ -169,7 +169,8 @@ sub new_db
 # --------------------------------------------------------------------------
 # The target: defaults (epoch 2026-01-01), four backfill lanes.
 
-my $target = idgen_node('target', conf => "idgen.backfill_shards = '4000-4003'\n");
+my $target = idgen_node('target',
+	conf => "idgen.backfill_shards = '4000-4003'\nmax_prepared_transactions = 2\n");
 $target->start;
 $target->safe_psql('postgres', 'CREATE EXTENSION idgen');
 is($target->safe_psql('postgres', 'SELECT idgen_lanes_init()'), 4, 'target: four lanes attested');
@@ -251,6 +252,25 @@ is(lanes_ready(), 4, '(e) after a restart, the lanes are still ready');
 	ok($target->safe_psql('postgres',
 			"SELECT idgen_next_at(now() - interval '1 minute') > 0"),
 		'(e) rolled back, they mint again');
+}
+
+# a transaction whose outcome could still be a rollback once the stop is
+# durable is refused before anything changes: PREPARE TRANSACTION (its
+# outcome comes later, elsewhere) and SERIALIZABLE (its commit can still
+# fail the serialization check)
+foreach my $case (
+	[ "BEGIN; $bring; PREPARE TRANSACTION 'p1';",
+		qr/cannot PREPARE a transaction that restores idgen's stamp/, 'PREPARE TRANSACTION' ],
+	[ "BEGIN ISOLATION LEVEL SERIALIZABLE; $bring; COMMIT;",
+		qr/a restore of idgen's stamp cannot run in a serializable transaction/, 'SERIALIZABLE' ])
+{
+	my ($sql, $refusal, $what) = @$case;
+	my (undef, undef, $err) = as_role($target, 'e1', 'app', $sql);
+	like($err, $refusal, "(e) $what: refused");
+	is(stamp_of($target, 'e1'), $e1_stamp, "(e) $what: the stamp is unchanged");
+	is(lanes_ready(), 4, "(e) $what: the lanes stay ready");
+	is($target->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), 0,
+		"(e) $what: nothing is left prepared");
 }
 is($target->safe_psql('e1', 'SELECT count(*) FROM own WHERE id_to_timestamp(id) > now() - interval \'1 hour\''),
 	100, '(e) the database still decodes its own rows');
