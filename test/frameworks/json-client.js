@@ -126,8 +126,43 @@ function assertStringsExact(json, rows) {
 	assert.deepEqual(parsed.map((p) => p.name), rows.map((row) => row.name));
 }
 
+// The trap, sent back: the number JavaScript parsed, in a client's JSON
+// body, finds another row or none.  orders(mode, arg) runs the program
+// under test: mode 'find' looks rows up from the body given as arg.
+function assertNumberSentBackMisses(database, orders, mode) {
+	const rows = mintUntilNotDoubles(database, 'back');
+	const parsed = parsedIds(orders(mode, 'back'));
+	const i = rows.findIndex((row) => printsOther(row.id));
+
+	assert.ok(i >= 0, 'an ID whose number prints other digits');
+	const body = JSON.stringify({ id: parsed[i].value });
+	const found = parsedIds(orders('find', body));
+
+	assert.ok(!found.some((o) => o.name === rows[i].name), `${body} found ${JSON.stringify(found)}`);
+	return `${rows[i].id} came back as ${body}, which found ` +
+		`${found.length ? `another row, ${found[0].name}` : 'no row'}`;
+}
+
+// The fix, sent back: two IDs a number would have changed, sent back as
+// the strings the fixed program printed, each find their own row.
+function assertStringsSentBackFind(database, orders, mode) {
+	const rows = mintUntilNotDoubles(database, 'string-back');
+	const parsed = parsedIds(orders(mode, 'string-back'));
+	const lost = rows.map((row, i) => [row, parsed[i]])
+		.filter(([row]) => printsOther(row.id)).slice(0, 2);
+
+	assert.equal(lost.length, 2);
+	for (const [row, p] of lost) {
+		const found = parsedIds(orders('find', JSON.stringify({ id: p.value })));
+
+		assert.deepEqual(found.map((o) => [o.value, o.name]), [[row.id, row.name]]);
+	}
+}
+
 module.exports = {
+	assertNumberSentBackMisses,
 	assertNumbersLoseDigits,
+	assertStringsSentBackFind,
 	assertStringsExact,
 	createDatabase,
 	dropDatabase,

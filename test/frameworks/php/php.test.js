@@ -46,17 +46,7 @@ test('PHP: trap: json_encode(..., JSON_NUMERIC_CHECK) turns the pgsql strings in
 });
 
 test('PHP: trap: an ID sent back through a JavaScript number finds another row, or none', (t) => {
-	const rows = client.mintUntilNotDoubles(database, 'back');
-	const parsed = client.parsedIds(orders('pdo', 'back'));
-	const i = rows.findIndex((row) => client.printsOther(row.id));
-
-	assert.ok(i >= 0, 'an ID whose number prints other digits');
-	const body = JSON.stringify({ id: parsed[i].value });
-	const found = client.parsedIds(orders('find', body));
-
-	assert.ok(!found.some((o) => o.name === rows[i].name), `${body} found ${JSON.stringify(found)}`);
-	t.diagnostic(`${rows[i].id} came back as ${body}, which found ` +
-		`${found.length ? `another row, ${found[0].name}` : 'no row'}`);
+	t.diagnostic(client.assertNumberSentBackMisses(database, orders, 'pdo'));
 });
 
 for (const [mode, how] of [
@@ -74,15 +64,5 @@ for (const [mode, how] of [
 }
 
 test('PHP: the string a client sends back finds its row', () => {
-	const rows = client.mintUntilNotDoubles(database, 'string-back');
-	const parsed = client.parsedIds(orders('pdo-stringify', 'string-back'));
-	const lost = rows.map((row, i) => [row, parsed[i]])
-		.filter(([row]) => client.printsOther(row.id)).slice(0, 2);
-
-	assert.equal(lost.length, 2);
-	for (const [row, p] of lost) {
-		const found = client.parsedIds(orders('find', JSON.stringify({ id: p.value })));
-
-		assert.deepEqual(found.map((o) => [o.value, o.name]), [[row.id, row.name]]);
-	}
+	client.assertStringsSentBackFind(database, orders, 'pdo-stringify');
 });
