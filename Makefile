@@ -30,6 +30,7 @@ OBJS = \
 	src/lane_table.o \
 	src/lane.o \
 	src/lane_durable.o \
+	src/lane_late.o \
 	src/backfill.o \
 	src/lease_gate.o \
 	src/lease_set.o \

@@ -48,6 +48,9 @@
 
 IdgenLanes *idgen_lanes = NULL;
 
+/* how many later milliseconds a spill looks for in the windows, at most */
+#define LANE_SPILL_SCAN_MS	INT64CONST(1024)
+
 /* how far past its fence this process's own lane stretches to follow it */
 #define LANE_SWEEP_GAP_MS	INT64CONST(86400000)
 
@@ -58,7 +61,7 @@ static int	my_lane = -1;		/* none yet */
 Size
 idgen_lanes_shmem_size(void)
 {
-	return sizeof(IdgenLanes);
+	return add_size(sizeof(IdgenLanes), idgen_lanes_late_shmem_size());
 }
 
 /* A shard's lane, added if there is room; NULL past the capacity. */
@@ -81,6 +84,8 @@ idgen_lane_of(int32 shard)
 	pg_atomic_init_u64(&lane->minted, 0);
 	pg_atomic_init_u64(&lane->spilled, 0);
 	pg_atomic_init_u64(&lane->largest_shift, 0);
+	pg_atomic_init_u64(&lane->late_lo, 0);
+	pg_atomic_init_u64(&lane->late_hi, 0);
 	lane->open_lo = -1;
 	lane->used.shard = shard;
 	/* minters read nlanes without the lock: the lane is whole first */
@@ -468,6 +473,20 @@ prepare_lane(int64 ms, int64 shift)
 		}
 	}
 
+	/*
+	 * A time below a cursor (a later one came first) goes to a counted
+	 * window (lane_late.c), not to one more range: ranges are few.
+	 */
+	if (idgen_lanes_late_extend(ms))
+		return true;
+	if (idgen_lanes_is_late(ms) && idgen_lanes_late_open(ms))
+		return true;
+	/* a spill allowed: a window at a later millisecond */
+	for (int64 at = ms + 1; at <= ms + Min(shift, LANE_SPILL_SCAN_MS); at++)
+		if (idgen_lanes_late_extend(at) ||
+			(idgen_lanes_is_late(at) && idgen_lanes_late_open(at)))
+			return true;
+
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
 	{
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
@@ -494,7 +513,7 @@ prepare_lane(int64 ms, int64 shift)
 		}
 	}
 	if (best == NULL)
-		return false;
+		return idgen_lanes_late_open(ms);
 	open_range(best, best_ms);
 	return true;
 }
@@ -503,18 +522,24 @@ pg_noinline static void
 lanes_full(int64 ms)
 {
 	int			n = 0;
+	int			full;
+	int			used_before;
 
+	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
 		n += idgen_lanes->lanes[i].configured;
+	idgen_lanes_late_explain(ms, &full, &used_before);
+	LWLockRelease(idgen_lanes->lock);
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("no backfill lane can mint at %s",
 					timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, ms))),
-			 errdetail("Each of the %d lanes has used that millisecond%s (%d IDs a lane a millisecond); \"%s\" is %d ms.",
-					   n, idgen_backfill_max_shift > 0 ? " and the next ones allowed" : "",
-					   1 << idgen_layout.sequence_bits,
+			 errdetail("Of the %d lanes, %d gave all their %d IDs at that millisecond%s, and %d used it in a window or range that has ended (a restart ends them; their milliseconds stay used); \"%s\" is %d ms.",
+					   n, full, 1 << idgen_layout.sequence_bits,
+					   idgen_backfill_max_shift > 0 ? " and the next ones allowed" : "",
+					   used_before,
 					   "idgen.backfill_max_shift", idgen_backfill_max_shift),
-			 errhint("Mint the rows in time order, add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
+			 errhint("Add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift")));
 }
 
@@ -546,17 +571,31 @@ any_lane_configured(void)
 	return false;
 }
 
-/* The exact millisecond from any lane, the one that gave last first. */
+/*
+ * The exact millisecond from any lane: from a window that holds it, or from
+ * a cursor, the one that gave last first.
+ */
 static bool
 take_exact(int64 ms, int64 want, IdgenLaneRun *run)
 {
+	int			late = idgen_lanes_take_late(ms, want, run);
+
+	if (late >= 0)
+	{
+		count_run(&idgen_lanes->lanes[late], ms, run);
+		return true;
+	}
+
 	/* an import keeps to one lane while it can, without scanning full ones */
 	for (int k = 0, nlanes = idgen_lanes->nlanes; k < nlanes; k++)
 	{
 		int			i = (Max(my_lane, 0) + k) % nlanes;
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 
-		if (!lane->mints)
+		uint64		next = pg_atomic_read_u64(&lane->next);
+
+		/* a cursor past ms gives nothing there: no need to stop it */
+		if (!lane->mints || next == LANE_CLOSED || lane_state_ms(next) > ms)
 			continue;
 		run->count = take_from(lane, ms, 0, want, &run->first);
 		if (run->count > 0)
@@ -601,6 +640,18 @@ take_nearest(int64 ms, int64 shift, int64 want, IdgenLaneRun *run)
 			{
 				best = lane;
 				best_at = at;
+			}
+		}
+		/* a window's millisecond below the best cursor's is nearer */
+		for (int64 at = ms + 1; at < Min(best_at, ms + 1 + LANE_SPILL_SCAN_MS); at++)
+		{
+			int			late = idgen_lanes_take_late(at, want, run);
+
+			if (late >= 0)
+			{
+				my_lane = late;
+				count_run(&idgen_lanes->lanes[late], ms, run);
+				return true;
 			}
 		}
 		if (best == NULL)

@@ -37,6 +37,9 @@ typedef struct IdgenLanesPending
 	int			n;
 	uint64		gens[IDGEN_LANE_TABLE_MAX];
 	int64		fences[IDGEN_LANE_TABLE_MAX];
+	uint64		late_gens[IDGEN_LANE_TABLE_MAX];	/* the windows it holds */
+	int64		late_lo[IDGEN_LANE_TABLE_MAX];
+	int64		late_hi[IDGEN_LANE_TABLE_MAX];
 	IdgenLaneTable table;
 } IdgenLanesPending;
 

@@ -156,6 +156,7 @@ idgen_lanes_shmem_startup(void)
 	IdgenLanesUnknown unknown;
 
 	idgen_lanes = ShmemInitStruct("idgen lanes", sizeof(IdgenLanes), &found);
+	idgen_lanes_late_attach(!found);
 	if (found)
 		return;
 
@@ -166,6 +167,10 @@ idgen_lanes_shmem_startup(void)
 	pg_atomic_init_u64(&idgen_lanes->written, 0);
 	pg_atomic_init_u32(&idgen_lanes->restores_open, 0);
 	pg_atomic_init_u64(&idgen_lanes->pending_asked, 0);
+	pg_atomic_init_u32(&idgen_lanes->late_takers, 0);
+	pg_atomic_init_u32(&idgen_lanes->late_closed, 0);
+	pg_atomic_init_u32(&idgen_lanes->late_taken, 0);
+	pg_atomic_init_u32(&idgen_lanes->late_windows, 0);
 	idgen_lanes->leased_mode = idgen_lease_registry != NULL &&
 		idgen_lease_registry[0] != '\0';
 	idgen_lanes->base.layout = idgen_layout;
@@ -264,28 +269,30 @@ fence_target(const IdgenLane *lane, int64 fence, int64 now)
 
 /*
  * The fences of the ranges a table wrote, where those ranges are still open
- * (one closed or opened meanwhile was not in it); with a lease registry,
- * only for the lanes whose ranges it committed.  Then the asks it answers
- * are done.
+ * (one closed or opened meanwhile was not in it), and the windows it held;
+ * with a lease registry, only for the lanes whose ranges it committed.
+ * Then the asks it answers are done.
  */
 static void
-publish_fences(int n, const uint64 *gens, const int64 *fences, uint64 asked,
-			   const int32 *committed, int ncommitted)
+publish_fences(const IdgenLanesPending *p, const int32 *committed, int ncommitted)
 {
 	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < p->n; i++)
 	{
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 		bool		held = !idgen_lanes->leased_mode;
 
 		for (int c = 0; c < ncommitted && !held; c++)
 			held = committed[c] == lane->used.shard && lane->leased;
-		if (held && lane->open_lo >= 0 && lane->range_gen == gens[i] &&
-			(uint64) fences[i] > pg_atomic_read_u64(&lane->fence))
-			pg_atomic_write_u64(&lane->fence, (uint64) fences[i]);
+		if (!held)
+			continue;
+		if (lane->open_lo >= 0 && lane->range_gen == p->gens[i] &&
+			(uint64) p->fences[i] > pg_atomic_read_u64(&lane->fence))
+			pg_atomic_write_u64(&lane->fence, (uint64) p->fences[i]);
+		idgen_lanes_late_publish(lane, p->late_gens[i], p->late_lo[i], p->late_hi[i]);
 	}
-	if (asked > pg_atomic_read_u64(&idgen_lanes->written))
-		pg_atomic_write_u64(&idgen_lanes->written, asked);
+	if (p->asked > pg_atomic_read_u64(&idgen_lanes->written))
+		pg_atomic_write_u64(&idgen_lanes->written, p->asked);
 	LWLockRelease(idgen_lanes->lock);
 	ConditionVariableBroadcast(&idgen_lanes->cv);
 }
@@ -303,11 +310,9 @@ idgen_lanes_worker_step(void)
 {
 	uint64		asked;
 	XLogRecPtr	redo;
-	int64		fences[IDGEN_LANE_TABLE_MAX] = {0};
-	uint64		gens[IDGEN_LANE_TABLE_MAX];
 	int			n;
 	int64		now;
-	IdgenLaneTable *table;
+	IdgenLanesPending *p;
 	bool		any_leased = false;
 
 	if (idgen_lanes == NULL)
@@ -322,7 +327,7 @@ idgen_lanes_worker_step(void)
 		asked == pg_atomic_read_u64(&idgen_lanes->pending_asked))
 		return;
 
-	table = palloc(sizeof(IdgenLaneTable));
+	p = palloc0(sizeof(IdgenLanesPending));
 	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
 	asked = pg_atomic_read_u64(&idgen_lanes->asked);
 	now = idgen_wall_ms();
@@ -332,16 +337,22 @@ idgen_lanes_worker_step(void)
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 		int64		fence = (int64) pg_atomic_read_u64(&lane->fence);
 
-		gens[i] = lane->range_gen;
-		fences[i] = idgen_lanes->unknown == LANES_KNOWN ?
+		p->gens[i] = lane->range_gen;
+		p->fences[i] = idgen_lanes->unknown == LANES_KNOWN ?
 			fence_target(lane, fence, now) : fence;
+		/* a window is in the used ranges from when it was asked */
+		p->late_gens[i] = lane->late_gen;
+		p->late_lo[i] = lane->late_want_lo;
+		p->late_hi[i] = lane->late_want_hi;
 		any_leased |= lane->leased;
 	}
-	build_table(table, fences);
+	p->asked = asked;
+	p->n = n;
+	build_table(&p->table, p->fences);
 	LWLockRelease(idgen_lanes->lock);
 
-	idgen_lane_table_write(table);
-	if (!idgen_lane_table_log(table))
+	idgen_lane_table_write(&p->table);
+	if (!idgen_lane_table_log(&p->table))
 	{
 		CHECK_FOR_INTERRUPTS();
 		proc_exit(1);
@@ -358,18 +369,14 @@ idgen_lanes_worker_step(void)
 	{
 		/* another server takes a lane with the ranges its row holds */
 		LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
-		idgen_lanes->pending.asked = asked;
-		idgen_lanes->pending.n = n;
-		memcpy(idgen_lanes->pending.gens, gens, sizeof(uint64) * n);
-		memcpy(idgen_lanes->pending.fences, fences, sizeof(int64) * n);
-		idgen_lanes->pending.table = *table;
+		idgen_lanes->pending = *p;
 		pg_atomic_write_u64(&idgen_lanes->pending_asked, asked);
 		LWLockRelease(idgen_lanes->lock);
 		idgen_lease_poke();
 	}
 	else
-		publish_fences(n, gens, fences, asked, NULL, 0);
-	pfree(table);
+		publish_fences(p, NULL, 0);
+	pfree(p);
 }
 
 /*
@@ -504,9 +511,12 @@ idgen_lanes_restored_into(void)
 		return;
 	}
 	idgen_lanes->unknown = LANES_RESTORED_INTO;
-	/* ranges already open are stopped too: restored IDs may sit in them */
+	/* ranges and windows open are stopped too: restored IDs may sit in them */
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	{
 		idgen_lane_close_open(&idgen_lanes->lanes[i]);
+		idgen_lane_close_late(&idgen_lanes->lanes[i]);
+	}
 	idgen_lanes_set_mints();
 	/* never an ERROR: it would undo the restore's statement, not its rows */
 	if (!idgen_lanes_ask_and_await(&waited_us))
@@ -611,6 +621,8 @@ idgen_lanes_raise_past(int64 id)
 	}
 	if (lane->open_lo >= 0 && lane->open_lo <= ms)
 		idgen_lane_close_open(lane);
+	if (lane->late_want_hi > 0 && lane->late_want_lo <= ms)
+		idgen_lane_close_late(lane);
 	idgen_lane_add_range(&lane->used, 0, ms + 1);
 	idgen_lanes_ask_and_wait(&waited_us);
 }
@@ -644,8 +656,7 @@ void
 idgen_lanes_publish_pending(const IdgenLanesPending *pending,
 							const int32 *committed, int ncommitted)
 {
-	publish_fences(pending->n, pending->gens, pending->fences, pending->asked,
-				   committed, ncommitted);
+	publish_fences(pending, committed, ncommitted);
 }
 
 /*
@@ -663,6 +674,7 @@ idgen_lanes_lease_taken(int32 shard, const int64 *lo, const int64 *hi, int n)
 	if (lane != NULL)
 	{
 		idgen_lane_close_open(lane);
+		idgen_lane_close_late(lane);
 		for (int i = 0; i < n; i++)
 			if (lo[i] < hi[i])
 				idgen_lane_add_range(&lane->used, Max(lo[i], 0), hi[i]);
@@ -714,6 +726,7 @@ idgen_lanes_lease_lost(int32 shard)
 	if (lane != NULL)
 	{
 		idgen_lane_close_open(lane);
+		idgen_lane_close_late(lane);
 		lane->leased = false;
 		idgen_lanes_set_mints();
 	}

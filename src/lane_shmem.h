@@ -46,6 +46,13 @@ typedef struct IdgenLane
 	bool		configured;		/* in idgen.backfill_shards */
 	bool		leased;			/* with a lease registry: its row is ours */
 	IdgenLaneEntry used;		/* closed ranges, the shard, attested */
+
+	/* the late window (lane_late.c): counted, published once durable */
+	pg_atomic_uint64 late_lo;
+	pg_atomic_uint64 late_hi;	/* 0: none */
+	int64		late_want_lo;	/* under the lock: asked, in used */
+	int64		late_want_hi;	/* 0: none asked */
+	uint64		late_gen;		/* bumped when asked or ended */
 } IdgenLane;
 
 typedef struct IdgenLanes
@@ -55,6 +62,11 @@ typedef struct IdgenLanes
 	pg_atomic_uint64 asked;		/* writes asked for, under the lock */
 	pg_atomic_uint64 written;	/* the last asked the worker made durable */
 	pg_atomic_uint32 restores_open;	/* restores whose transaction is open */
+	pg_atomic_uint32 late_takers;	/* minters in the late counts */
+	pg_atomic_uint32 late_closed;	/* the counts are being emptied */
+	pg_atomic_uint32 late_taken;	/* counts' slots taken */
+	pg_atomic_uint32 late_windows;	/* windows published, or 0 */
+	uint64		late_emptied;	/* under the lock: times the counts filled */
 	IdgenLanesUnknown unknown;
 	bool		leased_mode;	/* a lease registry: lanes mint when leased */
 	/* with one, a table written and logged, published once the registry has its ranges */
@@ -117,5 +129,16 @@ extern void idgen_lanes_refuse_unusable(void);
 
 /* lane_durable.c */
 extern void idgen_lanes_set_mints(void);
+
+/* lane_late.c */
+extern Size idgen_lanes_late_shmem_size(void);
+extern void idgen_lanes_late_attach(bool init);
+extern int	idgen_lanes_take_late(int64 ms, int64 want, IdgenLaneRun *run);
+extern bool idgen_lanes_late_extend(int64 ms);
+extern bool idgen_lanes_late_open(int64 ms);
+extern bool idgen_lanes_is_late(int64 ms);
+extern void idgen_lane_close_late(IdgenLane *lane);
+extern void idgen_lanes_late_publish(IdgenLane *lane, uint64 gen, int64 lo, int64 hi);
+extern void idgen_lanes_late_explain(int64 ms, int *full, int *used_before);
 
 #endif							/* IDGEN_LANE_SHMEM_H */

@@ -49,6 +49,7 @@ char	   *idgen_lease_registry = NULL;
 int			idgen_lease_duration = IDGEN_DEFAULT_LEASE_DURATION_MS;
 int			idgen_max_clock_offset = IDGEN_DEFAULT_MAX_CLOCK_OFFSET_MS;
 int			idgen_backfill_max_shift = 0;
+int			idgen_backfill_counters = IDGEN_DEFAULT_BACKFILL_COUNTERS;
 
 /* idgen.epoch as written; idgen_epoch_setting is what it means */
 static char *epoch_text = NULL;
@@ -283,6 +284,14 @@ static const IdgenSetting settings[] = {
 		.string_boot = "",
 		.check.s = idgen_backfill_shards_check_hook,
 		.string_assign = idgen_backfill_shards_assign_hook,
+	},
+	{
+		.name = "idgen.backfill_counters",
+		.short_desc = "How many milliseconds the backfill lanes count IDs at, for times that come out of order.",
+		.long_desc = "Shared memory, 16 bytes each, only with idgen.backfill_shards set; when they are all taken, every lane's window ends and opens again.",
+		.context = PGC_POSTMASTER,
+		.type = SETTING_INT, .var.i = &idgen_backfill_counters,
+		.int_boot = IDGEN_DEFAULT_BACKFILL_COUNTERS, .int_min = 1024, .int_max = 1 << 26,
 	},
 	{
 		.name = "idgen.epoch",

@@ -26,6 +26,7 @@
 #define IDGEN_DEFAULT_MAX_WAIT_MS	10000
 /* a source clock a minute ahead is already far off; a wrong ID is years */
 #define IDGEN_DEFAULT_MAX_ADVANCE_MS	60000
+#define IDGEN_DEFAULT_BACKFILL_COUNTERS	262144
 #define IDGEN_DEFAULT_FENCE_HORIZON_MS	1000
 #define IDGEN_DEFAULT_LEASE_DURATION_MS	30000
 /* a clock further off than a mint may lead the wall clock is broken */
@@ -46,6 +47,7 @@ extern IDGEN_HOT_GLOBAL int idgen_max_lead;
 extern IDGEN_HOT_GLOBAL int idgen_max_wait;
 extern int	idgen_max_advance;
 extern int	idgen_backfill_max_shift;	/* ms a backfill may spill */
+extern int	idgen_backfill_counters;	/* late milliseconds counted */
 
 /* The fence worker. */
 extern int	idgen_fence_horizon;
