@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/src_graph.py -- the structure of src/ has no loop
+"""scripts/src_graph.py -- the structure of src/ has no loop, and follows the map
 
     python3 scripts/src_graph.py [--edges]     (in a built tree)
 
@@ -7,8 +7,15 @@ A file of src/ points to another when it includes the other's header or
 uses a function or variable only the other defines (read from the built
 objects with nm, so that calls through inline functions in headers count
 too).  A header belongs to the .c file of its name, or else to the file
-that defines what it declares.  Prints each
-loop found and exits 1 if there is one; with --edges, prints the graph.
+that defines what it declares.
+
+The map, the table under "## Where things live" in doc/design.md, lists the
+files from the top down: a file uses only files below it.  Each row of the
+table is one level; the .c files named in its first column share it, and
+may use each other.  Every .c file of src/ must be in the map once.
+
+Prints each loop found and each use of a file the map lists above its user,
+and exits 1 if there is one; with --edges, prints the graph.
 """
 import os
 import re
@@ -87,6 +94,50 @@ for c in cfiles:
         visit(c, [c])
 for loop in loops:
     print('src_graph: a loop: ' + ' -> '.join(loop))
-if loops:
+
+
+# the map's order: one level per row of the table, from the top down
+def map_levels():
+    path = os.path.join(root, '..', 'doc', 'design.md')
+    level = {}
+    problems = []
+    in_map = False
+    row = 0
+    for line in open(path, encoding='utf-8'):
+        if line.startswith('## '):
+            in_map = line.strip() == '## Where things live'
+            continue
+        if not in_map or not line.startswith('|'):
+            continue
+        first = line.split('|')[1]
+        names = re.findall(r'`src/(\w+)\.c`', first)
+        if not names:
+            continue            # the header, its rule, a row of a header alone
+        row += 1
+        for n in names:
+            if n in level:
+                problems.append('src/%s.c is in the map twice' % n)
+            level[n] = row
+    if not level:
+        sys.exit('src_graph: no map found under "## Where things live" in doc/design.md')
+    for c in cfiles:
+        if c not in level:
+            problems.append('src/%s.c is not in the map' % c)
+    for n in sorted(level):
+        if n not in cfiles:
+            problems.append('the map names src/%s.c, which does not exist' % n)
+    return level, problems
+
+
+level, problems = map_levels()
+for c in cfiles:
+    for d in sorted(edges[c]):
+        if c in level and d in level and level[d] < level[c]:
+            problems.append('src/%s.c uses src/%s.c, which the map lists above it'
+                            % (c, d))
+for p in problems:
+    print('src_graph: ' + p)
+if loops or problems:
     sys.exit(1)
-print('src_graph: %d files, %d edges, no loop' % (len(cfiles), sum(len(e) for e in edges.values())))
+print('src_graph: %d files, %d edges, no loop, in the map\'s order'
+      % (len(cfiles), sum(len(e) for e in edges.values())))

@@ -92,10 +92,11 @@ if [ "${IDGEN_SKIP_SETUP:-0}" != 1 ] && [ "${IDGEN_TEST_PACKAGE:-0}" != 1 ]; the
 		echo "idgen tests: FAILED (setup: packages or build failed, no suite ran)"
 		exit 1
 	fi
-	# src/ has no loop of includes and calls (doc/design.md, "Where things live")
+	# src/ has no loop of includes and calls, and keeps the map's order
+	# (doc/design.md, "Where things live")
 	if ! /usr/bin/python3 "$here/src_graph.py"; then
 		echo
-		echo "idgen tests: FAILED (src/ has a loop, no suite ran)"
+		echo "idgen tests: FAILED (src/ has a loop or breaks the map's order, no suite ran)"
 		exit 1
 	fi
 	idgen_log "setup took $((SECONDS - setup_started)) s"

@@ -32,7 +32,7 @@
  *
  * The protocol step by step, with what a crash at each step leaves behind,
  * and how the start is bounded when the state file is missing, older than
- * the last checkpoint or another cluster's, is in doc/design.md.
+ * the last checkpoint or another cluster's, is in doc/design/fence.md.
  *
  * The fence is recorded as an ID, the smallest the generator may not reach
  * yet, with the layout it was minted under.  A start with another layout is

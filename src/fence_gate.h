@@ -6,7 +6,8 @@
  *
  * The minting path reads the published fence on every mint (inline, here);
  * everything that makes a fence durable is in fence.c, which publishes it
- * here only afterwards (doc/design.md, "Minting" and "The durable fence").
+ * here only afterwards (doc/design/minting.md, "Minting", and
+ * doc/design/fence.md, "The durable fence").
  *
  * Copyright (c) 2026, The idgen Authors
  *

@@ -485,9 +485,10 @@ layout_exhausted(void)
  * Reserve n consecutive state words, first .. first + n - 1, with one
  * compare-and-swap, and return the ID of the last; *first is set to the
  * first.  The IDs are increasing and disjoint from every ID minted before or
- * concurrently, under the bounds of doc/design.md, "Minting": max_lead, the
- * fence, the shard's lease, max_wait.  One loop for a single mint and for a
- * block; inlined into each, so a single mint has n = 1 folded in.
+ * concurrently, under the bounds of doc/design/minting.md, "Minting":
+ * max_lead, the fence, the shard's lease, max_wait.  One loop for a single
+ * mint and for a block; inlined into each, so a single mint has n = 1
+ * folded in.
  */
 static pg_attribute_always_inline int64
 mint_states(int32 shard, int64 n, uint64 *first)

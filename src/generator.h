@@ -5,7 +5,8 @@
  *		the leases and the statistics reach its shared state.
  *
  * The shared state itself is private to generator.c, which states how it
- * is read and written without a lock (see doc/design.md, "Minting").
+ * is read and written without a lock (see doc/design/minting.md,
+ * "Minting").
  *
  * Copyright (c) 2026, The idgen Authors
  *

@@ -7,7 +7,7 @@
  * The minting path reads one word of shared memory per mint, the lease's
  * end (lease_gate.c).  The gate sits below the generator and knows nothing
  * of the registry: the lease worker (lease_worker.c) publishes the ends it
- * won there (doc/design.md, "Shard leases").
+ * won there (doc/design/leases.md, "Shard leases").
  *
  * Copyright (c) 2026, The idgen Authors
  *

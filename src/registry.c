@@ -8,9 +8,9 @@
  * never holds up a round for longer than its time limit.  What the leases
  * rest on is made true here before any round uses the session: its
  * settings pinned, the table public.idgen_lease owned by someone trusted,
- * and the triggers that guard its rows in place (doc/design.md, "Shard
- * leases").  Failures come back as messages, for the worker to report with
- * the connection string's password masked.
+ * and the triggers that guard its rows in place (doc/design/leases.md,
+ * "Shard leases").  Failures come back as messages, for the worker to
+ * report with the connection string's password masked.
  *
  * The session's socket counts against this process's file descriptors, as
  * postgres_fdw's connections do: it is reserved before connecting and

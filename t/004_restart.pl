@@ -167,8 +167,8 @@ check_ids(\@all_ids, 'every ID of this test, after the crashes');
 
 # --------------------------------------------------------------------------
 # 5. Quick clean restarts, the clock right, one mint each time: an
-# ordinary restart never makes callers wait (doc/design.md, "At a clean
-# exit").  Were each start to begin at the last fence move, up to
+# ordinary restart never makes callers wait (doc/design/fence.md, "At a
+# clean exit").  Were each start to begin at the last fence move, up to
 # idgen.fence_horizon ahead of the clock, restarts quicker than the horizon
 # would ratchet the start ahead of the clock until callers wait.  A clean
 # shutdown records the exact last millisecond minted instead.

@@ -2,8 +2,8 @@
 # Copyright (c) 2026, The idgen Authors
 #
 # The restores and copies whose IDs no history here can tell, each refused
-# rather than decoded wrong (the stamp: doc/design.md, "Each database's
-# stamp"):
+# rather than decoded wrong (the stamp: doc/design/layout-history.md,
+# "Each database's stamp"):
 #
 #  - a copy of a server (a base backup started on its own) that changed to
 #    another layout than the original: the original's dump, restored into
