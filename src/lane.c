@@ -46,8 +46,6 @@
 #include "settings.h"
 #include "worker.h"
 
-IdgenLanes *idgen_lanes = NULL;
-
 /* how many later milliseconds a spill looks for in the windows, at most */
 #define LANE_SPILL_SCAN_MS	INT64CONST(1024)
 

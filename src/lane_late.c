@@ -36,9 +36,11 @@
 #include "storage/shmem.h"
 
 #include "generator.h"
-#include "lane.h"
 #include "lane_shmem.h"
 #include "shard.h"
+
+/* the lanes' shared struct: here, on the lowest floor of the files using it */
+IdgenLanes *idgen_lanes = NULL;
 
 /* a new window's reach on each side of the time that opens it */
 #define LATE_FIRST_REACH_MS	INT64CONST(60000)
