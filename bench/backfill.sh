@@ -9,7 +9,9 @@
 # for f = nothing, idgen_next(), idgen_next_at(t) with one time
 # for every row, idgen_next_at(t0 + g ms) (an import sweeping forward, a
 # row a millisecond), and blocks: idgen_next_n(1000) against
-# idgen_next_at_n(t, 1000).  Single IDs are timed against the same
+# idgen_next_at_n(t, 1000), and late events: BACKFILL_N / 5 times spread
+# over an hour in a scrambled order (hashint8(g) mod 3,600,000 ms), below a
+# cursor already there, as events arrive when they come late.  Single IDs are timed against the same
 # statement without the mint (the times' arithmetic), blocks whole; it
 # prints ns per ID (medians) and each one's ratio to idgen_next() or
 # idgen_next_n() of the same run.  Then the server restarts as its own
@@ -39,6 +41,8 @@ idgen.backfill_shards = '1000-1015'" >/dev/null
 idgen_on_exit idgen_cluster_stop
 
 blocks=$((n / 1000))
+# late events: each repetition an hour of its own, within the counts
+late=$((n / 5))
 # One pass of every form, 5 repetitions, into $2; $1 days before the first
 # pass's times, so that the second pass finds its milliseconds unused.
 measure()
@@ -72,6 +76,10 @@ measure()
 			PERFORM count(at + interval '1 day' + g * interval '1 ms') FROM generate_series(1, $n) AS g;
 			RAISE NOTICE 'floor_sweep %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
 			t0 := clock_timestamp();
+			PERFORM count(at + interval '5 days' + (abs(hashint8(g)) % 3600000) * interval '1 ms')
+			  FROM generate_series(1, $late) AS g;
+			RAISE NOTICE 'floor_late %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			t0 := clock_timestamp();
 			PERFORM count(*) FROM generate_series(1, $blocks) AS b,
 				LATERAL generate_series(1, 1000 + b - b);
 			RAISE NOTICE 'floor_blocks %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
@@ -83,6 +91,12 @@ measure()
 			PERFORM count(idgen_next_at(at + interval '1 day' + g * interval '1 ms'))
 			  FROM generate_series(1, $n) AS g;
 			RAISE NOTICE 'at_sweep %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
+			-- a cursor above the hour first, as a late event finds one
+			PERFORM idgen_next_at(at + interval '5 days' + interval '2 hours');
+			t0 := clock_timestamp();
+			PERFORM count(idgen_next_at(at + interval '5 days' + (abs(hashint8(g)) % 3600000) * interval '1 ms'))
+			  FROM generate_series(1, $late) AS g;
+			RAISE NOTICE 'at_late %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
 			t0 := clock_timestamp();
 			PERFORM count(*) FROM generate_series(1, $blocks) AS b, idgen_next_n(1000);
 			RAISE NOTICE 'next_n %', extract(epoch FROM clock_timestamp() - t0) * 1e6;
@@ -111,9 +125,9 @@ for _ in $(seq 1 100); do
 done
 measure 100 "$work/samples_registry"
 
-python3 - "$work/samples" "$n" "$(idgen_psql -qAt -c 'SHOW server_version')" "$work/samples_registry" <<'EOF'
+python3 - "$work/samples" "$n" "$(idgen_psql -qAt -c 'SHOW server_version')" "$work/samples_registry" "$late" <<'EOF'
 import statistics, sys
-path, n, version, path_registry = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+path, n, version, path_registry, late = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 def medians(path):
     per = {}
     for line in open(path):
@@ -122,13 +136,16 @@ def medians(path):
     return per, {k: statistics.median(v) for k, v in per.items()}
 per, med = medians(path)
 _, med_r = medians(path_registry)
-floor_of = {'next': 'floor', 'at_same': 'floor_same', 'at_sweep': 'floor_sweep'}
-ns = {k: (med[k] - med[f]) * 1000 / n for k, f in floor_of.items()}
+floor_of = {'next': 'floor', 'at_same': 'floor_same', 'at_sweep': 'floor_sweep',
+            'at_late': 'floor_late'}
+rows_of = {'at_late': late}
+ns = {k: (med[k] - med[f]) * 1000 / rows_of.get(k, n) for k, f in floor_of.items()}
 print(f"PostgreSQL {version}, {n} IDs a statement, {len(per['next'])} repetitions, medians")
 print(f"single IDs, above the same statement without the mint (floor {med['floor'] * 1000 / n:.1f} ns a row):")
 rows = [('next', 'idgen_next()'),
         ('at_same', 'idgen_next_at(t), one time for all rows'),
-        ('at_sweep', 'idgen_next_at(t0 + g ms), an import sweeping')]
+        ('at_sweep', 'idgen_next_at(t0 + g ms), an import sweeping'),
+        ('at_late', 'idgen_next_at(t), late events, scrambled hour')]
 for k, name in rows:
     print(f"  {name:48s} {ns[k]:8.1f} ns   x{ns[k] / ns['next']:.2f} idgen_next()")
 # a block's rows cost more than the mint: the whole statement, per ID
@@ -138,7 +155,7 @@ print(f"  {'generate_series(1, 1000), no mint':48s} {whole['floor_blocks']:8.1f}
 print(f"  {'idgen_next_n(1000)':48s} {whole['next_n']:8.1f} ns")
 print(f"  {'idgen_next_at_n(t, 1000)':48s} {whole['at_n']:8.1f} ns   x{whole['at_n'] / whole['next_n']:.2f} idgen_next_n()")
 # the same forms with every shard and lane leased through a registry
-ns_r = {k: (med_r[k] - med_r[f]) * 1000 / n for k, f in floor_of.items()}
+ns_r = {k: (med_r[k] - med_r[f]) * 1000 / rows_of.get(k, n) for k, f in floor_of.items()}
 print("with a lease registry (the server its own), against the same form without:")
 for k, name in rows:
     print(f"  {name:48s} {ns_r[k]:8.1f} ns   x{ns_r[k] / ns[k]:.2f}")

@@ -250,6 +250,25 @@ await_restores(void)
 				 errhint("Try again once it ends: if it commits, the lanes refuse until SELECT idgen_advance_past(max(id)) on the restored keys and SELECT idgen_lanes_init(); if it rolls back, they mint as before.")));
 }
 
+/* With the lock: a configured lane that may not mint, or NULL. */
+static IdgenLane *
+unusable_lane(void)
+{
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+		if (idgen_lanes->lanes[i].configured && !lane_may_mint(&idgen_lanes->lanes[i]))
+			return &idgen_lanes->lanes[i];
+	return NULL;
+}
+
+static bool
+any_lane_may_mint(void)
+{
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+		if (idgen_lanes->lanes[i].configured && lane_may_mint(&idgen_lanes->lanes[i]))
+			return true;
+	return false;
+}
+
 void
 idgen_lanes_refuse_unusable(void)
 {
@@ -269,16 +288,17 @@ idgen_lanes_refuse_unusable(void)
 			LWLockRelease(idgen_lanes->lock);
 			idgen_lanes_refuse_unknown(unknown);
 		}
-		for (int i = 0; i < idgen_lanes->nlanes; i++)
+		/*
+		 * A lane that may not mint (new, or once live) is passed over, as
+		 * one another server holds: the others mint, idgen_lanes() shows it
+		 * not ready, and it is named when the others cannot give a time.
+		 */
+		if (unusable_lane() != NULL && !any_lane_may_mint())
 		{
-			IdgenLane  *lane = &idgen_lanes->lanes[i];
+			IdgenLane  *lane = unusable_lane();
 
-			/* with a registry, a lane another server holds is passed over */
-			if (lane->configured && !lane_may_mint(lane))
-			{
-				LWLockRelease(idgen_lanes->lock);
-				idgen_lanes_refuse_lane(lane);
-			}
+			LWLockRelease(idgen_lanes->lock);
+			idgen_lanes_refuse_lane(lane);
 		}
 		if (!idgen_lanes->leased_mode || lanes_leased(NULL) == IDGEN_AWAIT_DONE)
 			return;
@@ -523,7 +543,15 @@ lanes_full(int64 ms)
 	int			full;
 	int			used_before;
 
-	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	if (unusable_lane() != NULL)
+	{
+		/* the others are full there: the one passed over is the news */
+		IdgenLane  *lane = unusable_lane();
+
+		LWLockRelease(idgen_lanes->lock);
+		idgen_lanes_refuse_lane(lane);
+	}
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
 		n += idgen_lanes->lanes[i].configured;
 	idgen_lanes_late_explain(ms, &full, &used_before);

@@ -44,6 +44,8 @@ IdgenLanes *idgen_lanes = NULL;
 
 /* a new window's reach on each side of the time that opens it */
 #define LATE_FIRST_REACH_MS	INT64CONST(60000)
+/* the most a growing window reaches past the time that grows it */
+#define LATE_MAX_MARGIN_MS	INT64CONST(3600000)
 /* the widest gap a window grows across when no lane is free for a new one */
 #define LATE_GAP_MS			INT64CONST(86400000)
 
@@ -339,9 +341,10 @@ ask_window(IdgenLane *lane, int64 lo, int64 hi)
 
 /*
  * Grow a lane's window to hold ms, if ms is within the window's width of it
- * (or at any distance); false if its neighbours forbid.  The window reaches
- * past ms by LATE_FIRST_REACH_MS only: what a window spans a restart leaves
- * used, so it spans little more than the times asked.
+ * (or at any distance); false if its neighbours forbid.  It reaches past ms
+ * by a quarter of its width, a minute to an hour: few writes for times that
+ * sweep, and since what a window spans a restart leaves used, little more
+ * than the times asked.
  */
 static bool
 grow_window(IdgenLane *lane, int64 ms, bool any_distance)
@@ -349,12 +352,14 @@ grow_window(IdgenLane *lane, int64 ms, bool any_distance)
 	int64		lo = lane->late_want_lo;
 	int64		hi = lane->late_want_hi;
 	int64		reach = Max(LATE_FIRST_REACH_MS, hi - lo);
+	/* a quarter of its width past ms, within a minute and an hour */
+	int64		margin = Min(Max(LATE_FIRST_REACH_MS, (hi - lo) / 4), LATE_MAX_MARGIN_MS);
 
 	if (ms < lo)
 	{
 		if (!any_distance && lo - ms > reach)
 			return false;
-		lo = Max(Max(ms - LATE_FIRST_REACH_MS, 0), free_down_to(lane, lo));
+		lo = Max(Max(ms - margin, 0), free_down_to(lane, lo));
 		if (lo > ms)
 			return false;
 	}
@@ -362,7 +367,7 @@ grow_window(IdgenLane *lane, int64 ms, bool any_distance)
 	{
 		if (!any_distance && ms - hi >= reach)
 			return false;
-		hi = Min(ms + 1 + LATE_FIRST_REACH_MS, free_up_to(lane, hi));
+		hi = Min(ms + 1 + margin, free_up_to(lane, hi));
 		if (hi <= ms)
 			return false;
 	}

@@ -26,7 +26,7 @@
 #define IDGEN_DEFAULT_MAX_WAIT_MS	10000
 /* a source clock a minute ahead is already far off; a wrong ID is years */
 #define IDGEN_DEFAULT_MAX_ADVANCE_MS	60000
-#define IDGEN_DEFAULT_BACKFILL_COUNTERS	262144
+#define IDGEN_DEFAULT_BACKFILL_COUNTERS	1048576
 #define IDGEN_DEFAULT_FENCE_HORIZON_MS	1000
 #define IDGEN_DEFAULT_LEASE_DURATION_MS	30000
 /* a clock further off than a mint may lead the wall clock is broken */

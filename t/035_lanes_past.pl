@@ -80,9 +80,14 @@ $node->stop;
 
 lanes_conf("idgen.shard_id = 8\nidgen.backfill_shards = '50, 60'");
 $node->start;
-($ret, $stderr) = psql_fails($node, "SELECT idgen_next_at('$raised_at')");
+is($node->safe_psql('postgres', "SELECT id_to_shard(idgen_next_at('$raised_at'))"),
+	50, 'a lane named since the attestation is passed over: the others mint');
+is($node->safe_psql('postgres', 'SELECT ready FROM idgen_lanes() WHERE shard = 60'),
+	'f', 'idgen_lanes() shows it not ready');
+($ret, $stderr) = psql_fails($node,
+	"SELECT count(*) FROM idgen_next_at_n('$raised_at', $cap + 1)");
 like($stderr, qr/backfill lane 60 is new to this cluster/,
-	'a lane named since the attestation is not used');
+	'when the others cannot give a time, the error names the lane passed over');
 
 # the raise does not attest it, before a restart or after
 my $raised2 = id_of(60, '2026-05-05 05:05:04+00');
