@@ -107,7 +107,7 @@ is($node->safe_psql('postgres', 'SELECT idgen_lanes_init()'), 2, 'lanes 50 and 6
 like($stderr, qr/no backfill lane can mint at 2026-05-05 05:05:05.005/,
 	'the raised lane gives nothing at or below the IDs it was raised past');
 is( $node->safe_psql('postgres',
-		"SELECT count(*) FROM idgen_next_at_n('2026-05-05 05:05:06.001+00', $cap + 1) AS id
+		"SELECT count(*) FROM idgen_next_at_n('2026-05-05 05:05:10.001+00', $cap + 1) AS id
 		  WHERE id_to_shard(id) = 60"),
 	1,
 	'and mints above them');

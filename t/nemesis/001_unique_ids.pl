@@ -48,8 +48,9 @@
 # four backfill lanes) has a live client and a backfill client: an import
 # inserting rows keyed idgen_next_at(t) a millisecond later each statement,
 # begun again from its first millisecond when a statement fails (a job
-# retried), and blocks of idgen_next_at_n(t, 50) for 40 milliseconds of
-# 2026-06-01, which fill lanes.  Its rows go to a table without a key, so
+# retried), late events at random times of the last hour or the last 30
+# days in the order they arrive, and blocks of idgen_next_at_n(t, 50) for
+# 40 milliseconds of 2026-06-01, which fill lanes.  Its rows go to a table without a key, so
 # that a duplicate is committed and counted rather than refused by an
 # index.  It takes the faults a
 # server without a registry can take; losing its state file loses its
@@ -160,12 +161,20 @@ sub schedule
 
 # A backfill client's statement: an import sweeping forward a millisecond
 # a statement, begun again from its first millisecond whenever a statement
-# fails (as a job is retried), or a block for one of 40 milliseconds, for
-# which the clients contend.
+# fails (as a job is retried); late events in the order they arrive, at
+# random times of the last hour or the last 30 days; or a block for one of
+# 40 milliseconds, for which the clients contend.
 sub backfill_sql
 {
 	my ($sweep) = @_;
-	if (rand() < 0.7)
+	my $r = rand();
+	if ($r < 0.25)
+	{
+		my $span = rand() < 0.5 ? '1 hour' : '30 days';
+		return ('at_insert', 5,
+			"INSERT INTO tb (id, c) SELECT idgen_next_at(now() - random() * interval '$span'), g FROM generate_series(1, 5) g RETURNING id", 0);
+	}
+	if ($r < 0.7)
 	{
 		my $at = sprintf(q{'2026-05-01 12:00:00+00'::timestamptz + interval '%d ms'}, $sweep);
 		return ('at_insert', 5,
