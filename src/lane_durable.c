@@ -628,16 +628,20 @@ idgen_lanes_raise_past(int64 id)
 				 errhint("Do not make shard %d a backfill lane.", shard)));
 		return;
 	}
+	/*
+	 * The open range and the window are in use, whatever the used ranges
+	 * say (a window is in them from when it was asked): they end first.
+	 */
+	if (lane->open_lo >= 0 && lane->open_lo <= ms)
+		idgen_lane_close_open(lane);
+	if (lane->late_want_hi > 0 && lane->late_want_lo <= ms)
+		idgen_lane_close_late(lane);
 	if (idgen_lane_free_from(&lane->used, 0) > ms)
 	{
 		/* already below what the lane keeps */
 		LWLockRelease(idgen_lanes->lock);
 		return;
 	}
-	if (lane->open_lo >= 0 && lane->open_lo <= ms)
-		idgen_lane_close_open(lane);
-	if (lane->late_want_hi > 0 && lane->late_want_lo <= ms)
-		idgen_lane_close_late(lane);
 	idgen_lane_add_range(&lane->used, 0, ms + 1);
 	idgen_lanes_ask_and_wait(&waited_us);
 }

@@ -231,7 +231,10 @@ idgen_lane_close_late(IdgenLane *lane)
 	if (lane->late_want_hi == 0)
 		return;
 	end_window(lane);
+	/* new minters take the slow path meanwhile, so the wait ends */
+	pg_atomic_write_u32(&idgen_lanes->late_closed, 1);
 	await_late_takers();
+	pg_atomic_write_u32(&idgen_lanes->late_closed, 0);
 }
 
 /* With the lock: the counts are all taken; every window ends, they empty. */

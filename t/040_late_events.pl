@@ -124,4 +124,33 @@ my ($minted, $ready) = split /\|/,
 cmp_ok($minted, '>=', 200000, 'the lanes count what they minted since the restart');
 is($ready, 16, 'every lane still ready');
 
+# ---- a raise inside a window ----
+
+# A lane raised past a copied row's ID ends its window there, even when
+# the window joined an earlier raise's range: it never gives that ID.
+my $r = idgen_node('raise', conf => "idgen.backfill_shards = '4000-4003'");
+$r->start;
+$r->safe_psql('postgres', 'CREATE EXTENSION idgen');
+$r->safe_psql('postgres', 'SELECT idgen_lanes_init()');
+my $base = $r->safe_psql('postgres',
+	"SELECT date_trunc('second', now() - interval '2 hours')");
+sub id_at
+{
+	my ($t, $shard) = @_;
+	return $r->safe_psql('postgres',
+		"SELECT min_id_at('$t'::timestamptz) + (${shard}::bigint << current_setting('idgen.sequence_bits')::int)");
+}
+$r->safe_psql('postgres', 'SELECT idgen_next_at(now())');    # a cursor above
+$r->safe_psql('postgres', "SELECT idgen_advance_past(" . id_at($base, $_) . ")")
+  for 4000 .. 4003;
+my $window_shard = $r->safe_psql('postgres',
+	"SELECT id_to_shard(idgen_next_at('$base'::timestamptz + interval '1 s'))");
+my $copied = id_at($r->safe_psql('postgres', "SELECT '$base'::timestamptz + interval '2 s'"),
+	$window_shard);
+$r->safe_psql('postgres', "SELECT idgen_advance_past($copied)");
+my @next = split /\n/, $r->safe_psql('postgres',
+	"SELECT idgen_next_at('$base'::timestamptz + interval '2 s') FROM generate_series(1, 2000)");
+is(scalar(grep { $_ == $copied } @next), 0,
+	"the window's lane, raised past a copied ID in it, never gives that ID");
+
 done_testing();
