@@ -35,8 +35,10 @@ $node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 # at start from its own clock: 100 s ahead of the backends' if it read the
 # real one.
 {
-	my $behind = time - $node->safe_psql('postgres',
+	# the server's clock read first: psql's start adds, never takes away
+	my $server = $node->safe_psql('postgres',
 		'SELECT extract(epoch FROM clock_timestamp())');
+	my $behind = time - $server;
 	ok($behind > 95 && $behind < 105,
 		"the server follows the fake clock ($behind s behind)");
 	my $ahead = stats($node)->{fence_ahead_ms};
