@@ -109,8 +109,7 @@ idgen_id_shard(int64 id)
 {
 	const IdgenLayoutVersion *v = version_of(id);
 
-	return (int32) ((id >> v->layout.sequence_bits) &
-					((INT64CONST(1) << v->layout.shard_bits) - 1));
+	return idgen_shard_of_id(&v->layout, (uint64) id);
 }
 
 int32
@@ -118,7 +117,7 @@ idgen_id_sequence(int64 id)
 {
 	const IdgenLayoutVersion *v = version_of(id);
 
-	return (int32) (id & ((INT64CONST(1) << v->layout.sequence_bits) - 1));
+	return (int32) idgen_sequence_of_id(&v->layout, (uint64) id);
 }
 
 /*

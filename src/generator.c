@@ -76,10 +76,10 @@ IdgenBackendSlot;
 /*
  * The node's shared state.  Who writes what, and why minting needs no lock:
  *
- * - state: the last (ms, sequence) minted, encoded by state_word() and
- *   decoded by state_ms() alone.  Minters change it by compare-and-swap
- *   only, a full barrier, so it needs no other; replay raises it the same
- *   way.
+ * - state: the last (ms, sequence) minted, encoded by idgen_state_word()
+ *   and decoded by idgen_state_ms() (layout.h) alone.  Minters change it
+ *   by compare-and-swap only, a full barrier, so it needs no other; replay
+ *   raises it the same way.
  * - raised_to: raised (compare-and-swap to the maximum) by
  *   idgen_raise_past, read only for the error of a mint that waits too
  *   long for the wall clock.
@@ -101,30 +101,15 @@ typedef struct IdgenShared
 
 static IdgenShared *idgen_shared = NULL;
 
-/* The state word: (ms << sequence_bits) | sequence, here and nowhere else. */
-static inline uint64
-state_word(int64 ms, uint64 sequence, int sequence_bits)
-{
-	return ((uint64) ms << sequence_bits) | sequence;
-}
-
-static inline int64
-state_ms(uint64 state, int sequence_bits)
-{
-	return (int64) (state >> sequence_bits);
-}
-
 /* The state word of an ID, whatever its shard: orders IDs by mint. */
 static inline uint64
 state_of_id(int64 id)
 {
-	uint64		seq_mask = (UINT64CONST(1) << idgen_layout.sequence_bits) - 1;
-
 	Assert(id >= 0);
-	return state_word(idgen_ms_of_id(&idgen_layout, id), (uint64) id & seq_mask,
-					  idgen_layout.sequence_bits);
+	return idgen_state_word(idgen_ms_of_id(&idgen_layout, id),
+							(uint64) idgen_sequence_of_id(&idgen_layout, id),
+							idgen_layout.sequence_bits);
 }
-
 
 static IdgenBackendSlot *my_slot = NULL;
 static int64 my_last_wall_ms = PG_INT64_MIN;
@@ -169,7 +154,7 @@ idgen_shmem_init(int64 fence_ms)
 
 	fence_ms = Max(fence_ms, 0);
 	pg_atomic_init_u64(&sh->state,
-					   state_word(fence_ms, 0, idgen_layout.sequence_bits));
+					   idgen_state_word(fence_ms, 0, idgen_layout.sequence_bits));
 	pg_atomic_init_u64(&sh->raised_to, 0);
 	sh->nslots = idgen_num_slots();
 	for (int i = 0; i < sh->nslots; i++)
@@ -243,7 +228,7 @@ idgen_generator_attached(void)
 int64
 idgen_generator_ms(void)
 {
-	return state_ms(pg_atomic_read_u64(&idgen_shared->state),
+	return idgen_state_ms(pg_atomic_read_u64(&idgen_shared->state),
 					idgen_layout.sequence_bits);
 }
 
@@ -254,7 +239,7 @@ idgen_generator_ms(void)
 void
 idgen_raise_generator(int64 ms)
 {
-	uint64		target = state_word(Max(ms, 0), 0, idgen_layout.sequence_bits);
+	uint64		target = idgen_state_word(Max(ms, 0), 0, idgen_layout.sequence_bits);
 	uint64		old = pg_atomic_read_u64(&idgen_shared->state);
 
 	while (old < target &&
@@ -275,7 +260,7 @@ idgen_step_generator(void)
 
 	while (!pg_atomic_compare_exchange_u64(&idgen_shared->state, &old, old + 1))
 		;
-	return state_ms(old + 1, idgen_layout.sequence_bits);
+	return idgen_state_ms(old + 1, idgen_layout.sequence_bits);
 }
 
 /* ---- for the statistics (stats.c) ---- */
@@ -516,13 +501,13 @@ mint_states(int32 shard, int64 n, uint64 *first)
 		if (unlikely(now < my_last_wall_ms))
 			slot_add(my_slot, IDGEN_CLOCK_STEPS_BACK, 1);
 		my_last_wall_ms = now;
-		floor = now > 0 ? state_word(now, 0, seq_bits) : 0;
+		floor = now > 0 ? idgen_state_word(now, 0, seq_bits) : 0;
 
 		for (;;)
 		{
 			*first = Max(old + 1, floor);
 			last = *first + (uint64) (n - 1);
-			last_ms = state_ms(last, seq_bits);
+			last_ms = idgen_state_ms(last, seq_bits);
 			if (unlikely((uint64) last_ms >= fence ||
 						 last_ms - now > idgen_max_lead))
 				break;
@@ -542,7 +527,7 @@ mint_states(int32 shard, int64 n, uint64 *first)
 		 * real cause, rather than on a fence that need not move until then.
 		 */
 		if (last_ms - now > idgen_max_lead)
-			wait_for_wall_clock(state_ms(old, seq_bits), last_ms, n, now,
+			wait_for_wall_clock(idgen_state_ms(old, seq_bits), last_ms, n, now,
 								&waited_us);
 		else if ((uint64) last_ms >= fence)
 			wait_for_fence(last_ms, &waited_us);
@@ -593,7 +578,7 @@ idgen_block_id(uint64 first, int64 i, int32 shard)
 	int			seq_bits = idgen_layout.sequence_bits;
 	uint64		state = first + (uint64) i;
 
-	return idgen_encode(state_ms(state, seq_bits), shard,
+	return idgen_encode(idgen_state_ms(state, seq_bits), shard,
 						(int64) (state & ((UINT64CONST(1) << seq_bits) - 1)));
 }
 

@@ -754,9 +754,9 @@ int64
 idgen_lane_run_id(const IdgenLaneRun *run, int64 i)
 {
 	uint64		state = run->first + (uint64) i;
-	uint64		seq_mask = (UINT64CONST(1) << idgen_layout.sequence_bits) - 1;
 
-	return idgen_encode(lane_state_ms(state), run->shard, (int64) (state & seq_mask));
+	return idgen_encode(lane_state_ms(state), run->shard,
+						idgen_state_sequence(state, idgen_layout.sequence_bits));
 }
 
 /* ---- the statistics ---- */

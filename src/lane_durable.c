@@ -594,8 +594,7 @@ idgen_lanes_restore_ends(bool committed)
 void
 idgen_lanes_raise_past(int64 id)
 {
-	int32		shard = (int32) ((id >> idgen_layout.sequence_bits) &
-								 ((INT64CONST(1) << idgen_layout.shard_bits) - 1));
+	int32		shard = idgen_shard_of_id(&idgen_layout, (uint64) id);
 	int64		ms = idgen_ms_of_id(&idgen_layout, (uint64) id);
 	int64		waited_us = 0;
 	int32	   *owned;

@@ -79,16 +79,17 @@ typedef struct IdgenLanes
 
 extern IdgenLanes *idgen_lanes;
 
+/* A cursor is a state word of the configured layout (layout.h). */
 static inline uint64
 lane_state_word(int64 ms, uint64 seq)
 {
-	return ((uint64) ms << idgen_layout.sequence_bits) | seq;
+	return idgen_state_word(ms, seq, idgen_layout.sequence_bits);
 }
 
 static inline int64
 lane_state_ms(uint64 state)
 {
-	return (int64) (state >> idgen_layout.sequence_bits);
+	return idgen_state_ms(state, idgen_layout.sequence_bits);
 }
 
 /*

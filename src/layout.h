@@ -172,6 +172,44 @@ idgen_layout_equal(const IdgenLayout *a, const IdgenLayout *b)
 		a->sequence_bits == b->sequence_bits;
 }
 
+/* An ID's shard field. */
+static inline int32
+idgen_shard_of_id(const IdgenLayout *l, uint64 id)
+{
+	return (int32) ((id >> l->sequence_bits) &
+					((UINT64CONST(1) << l->shard_bits) - 1));
+}
+
+/* An ID's sequence field. */
+static inline int64
+idgen_sequence_of_id(const IdgenLayout *l, uint64 id)
+{
+	return (int64) (id & ((UINT64CONST(1) << l->sequence_bits) - 1));
+}
+
+/*
+ * A minter's state word, the live generator's or a lane's cursor: (ms <<
+ * sequence_bits) | sequence, ordered as the IDs it becomes, shard aside.
+ * The widths are passed, not the layout, so that a minter reads them once.
+ */
+static inline uint64
+idgen_state_word(int64 ms, uint64 sequence, int sequence_bits)
+{
+	return ((uint64) ms << sequence_bits) | sequence;
+}
+
+static inline int64
+idgen_state_ms(uint64 state, int sequence_bits)
+{
+	return (int64) (state >> sequence_bits);
+}
+
+static inline int64
+idgen_state_sequence(uint64 state, int sequence_bits)
+{
+	return (int64) (state & ((UINT64CONST(1) << sequence_bits) - 1));
+}
+
 /* An ID of the configured layout. */
 static inline int64
 idgen_encode(int64 ms, int32 shard, int64 sequence)
