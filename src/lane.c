@@ -250,14 +250,14 @@ await_restores(void)
 				 errhint("Try again once it ends: if it commits, the lanes refuse until SELECT idgen_advance_past(max(id)) on the restored keys and SELECT idgen_lanes_init(); if it rolls back, they mint as before.")));
 }
 
-/* With the lock: a configured lane that may not mint, or NULL. */
-static IdgenLane *
+/* With the lock: the index of a configured lane that may not mint, or -1. */
+static int
 unusable_lane(void)
 {
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
 		if (idgen_lanes->lanes[i].configured && !lane_may_mint(&idgen_lanes->lanes[i]))
-			return &idgen_lanes->lanes[i];
-	return NULL;
+			return i;
+	return -1;
 }
 
 static bool
@@ -275,6 +275,7 @@ idgen_lanes_refuse_unusable(void)
 	for (bool waited = false;; waited = true)
 	{
 		IdgenLanesUnknown unknown;
+		int			passed;
 
 		while (pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
 		{
@@ -293,12 +294,10 @@ idgen_lanes_refuse_unusable(void)
 		 * one another server holds: the others mint, idgen_lanes() shows it
 		 * not ready, and it is named when the others cannot give a time.
 		 */
-		if (unusable_lane() != NULL && !any_lane_may_mint())
+		if ((passed = unusable_lane()) >= 0 && !any_lane_may_mint())
 		{
-			IdgenLane  *lane = unusable_lane();
-
 			LWLockRelease(idgen_lanes->lock);
-			idgen_lanes_refuse_lane(lane);
+			idgen_lanes_refuse_lane(&idgen_lanes->lanes[passed]);
 		}
 		if (!idgen_lanes->leased_mode || lanes_leased(NULL) == IDGEN_AWAIT_DONE)
 			return;
@@ -540,17 +539,16 @@ pg_noinline static void
 lanes_full(int64 ms)
 {
 	int			n = 0;
+	int			passed;
 	int			full;
 	int			used_before;
 
 	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
-	if (unusable_lane() != NULL)
+	if ((passed = unusable_lane()) >= 0)
 	{
 		/* the others are full there: the one passed over is the news */
-		IdgenLane  *lane = unusable_lane();
-
 		LWLockRelease(idgen_lanes->lock);
-		idgen_lanes_refuse_lane(lane);
+		idgen_lanes_refuse_lane(&idgen_lanes->lanes[passed]);
 	}
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
 		n += idgen_lanes->lanes[i].configured;

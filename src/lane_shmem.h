@@ -19,6 +19,7 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 
+#include "idgen_compat.h"
 #include "lane.h"
 #include "lane_table.h"
 #include "layout.h"
@@ -124,8 +125,8 @@ extern IdgenLane *idgen_lane_of(int32 shard);
 extern void idgen_lane_close_open(IdgenLane *lane);
 extern bool idgen_lanes_ask_and_await(int64 *waited_us);
 extern void idgen_lanes_ask_and_wait(int64 *waited_us);
-extern void idgen_lanes_refuse_unknown(IdgenLanesUnknown unknown);
-extern void idgen_lanes_refuse_lane(IdgenLane *lane);
+idgen_noreturn extern void idgen_lanes_refuse_unknown(IdgenLanesUnknown unknown);
+idgen_noreturn extern void idgen_lanes_refuse_lane(IdgenLane *lane);
 extern void idgen_lanes_refuse_unusable(void);
 
 /* lane_durable.c */
