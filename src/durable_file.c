@@ -25,6 +25,7 @@
 #include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
+#include "port/pg_crc32c.h"
 #include "storage/fd.h"
 
 #include "durable_file.h"
@@ -124,4 +125,40 @@ idgen_log_durably(uint8 info, const void *data, uint32 len)
 	XLogFlush(lsn);
 	SyncRepWaitForLSN(lsn, false);
 	return !ProcDiePending;
+}
+
+/* ---- the files' frame ---- */
+
+static pg_crc32c
+crc_of(const void *file, size_t crc_at)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, file, crc_at);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* The file sealed (its CRC stored at crc_at), then written durably. */
+void
+idgen_file_write(const char *path, const char *tmp_path, void *file,
+				 size_t len, size_t crc_at)
+{
+	pg_crc32c	crc = crc_of(file, crc_at);
+
+	Assert(crc_at + sizeof(crc) <= len);
+	memcpy((char *) file + crc_at, &crc, sizeof(crc));
+	idgen_write_durably(path, tmp_path, file, len);
+}
+
+/* Whether the CRC stored at crc_at is that of the bytes before it. */
+bool
+idgen_file_intact(const void *file, size_t crc_at)
+{
+	pg_crc32c	stored;
+	pg_crc32c	crc = crc_of(file, crc_at);
+
+	memcpy(&stored, (const char *) file + crc_at, sizeof(stored));
+	return EQ_CRC32C(crc, stored);
 }

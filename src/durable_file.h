@@ -14,6 +14,16 @@
 #ifndef IDGEN_DURABLE_FILE_H
 #define IDGEN_DURABLE_FILE_H
 
+/*
+ * Every file idgen keeps is one struct: magic, version, the cluster's system
+ * identifier, its contents, then a CRC-32C of every byte before the CRC,
+ * at crc_at.  Sealed and written whole here; read whole and checked here;
+ * each file says which magic and versions it takes.
+ */
+extern void idgen_file_write(const char *path, const char *tmp_path,
+							 void *file, size_t len, size_t crc_at);
+extern bool idgen_file_intact(const void *file, size_t crc_at);
+
 extern void idgen_write_durably(const char *path, const char *tmp_path,
 								const void *data, size_t len);
 extern int	idgen_read_whole(const char *path, void *buf, size_t bufsize);

@@ -187,10 +187,8 @@ write_state_file(const IdgenFenceRecord *rec, const IdgenLayoutHistory *history)
 		file.history = *history;
 	else
 		idgen_history_copy(&file.history);
-	INIT_CRC32C(file.crc);
-	COMP_CRC32C(file.crc, &file, offsetof(IdgenStateFile, crc));
-	FIN_CRC32C(file.crc);
-	idgen_write_durably(IDGEN_STATE_FILE, IDGEN_STATE_TMP_FILE, &file, sizeof(file));
+	idgen_file_write(IDGEN_STATE_FILE, IDGEN_STATE_TMP_FILE, &file, sizeof(file),
+					 offsetof(IdgenStateFile, crc));
 	written_redo = file.redo;
 }
 
@@ -224,17 +222,6 @@ typedef enum IdgenStateRead
 	STATE_CURRENT
 } IdgenStateRead;
 
-static bool
-crc_ok(const void *data, size_t len, pg_crc32c stored)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, data, len);
-	FIN_CRC32C(crc);
-	return EQ_CRC32C(crc, stored);
-}
-
 /*
  * Read and check the state file; ERROR if it is corrupt.  The files of
  * idgen 1.0 to 1.2 carry no history: the layout of their fence is taken as
@@ -265,7 +252,7 @@ read_state_file(IdgenStateFile *file, bool *with_history)
 	if (r == sizeof(IdgenStateFile) && buf.v3.magic == IDGEN_STATE_MAGIC &&
 		buf.v3.version == IDGEN_STATE_VERSION)
 	{
-		ok = crc_ok(&buf.v3, offsetof(IdgenStateFile, crc), buf.v3.crc) &&
+		ok = idgen_file_intact(&buf.v3, offsetof(IdgenStateFile, crc)) &&
 			idgen_history_check(&buf.v3.history);
 		*file = buf.v3;
 		*with_history = true;
@@ -273,7 +260,7 @@ read_state_file(IdgenStateFile *file, bool *with_history)
 	else if (r == sizeof(IdgenStateFileV2) && buf.v2.magic == IDGEN_STATE_MAGIC &&
 			 buf.v2.version == 2)
 	{
-		ok = crc_ok(&buf.v2, offsetof(IdgenStateFileV2, crc), buf.v2.crc);
+		ok = idgen_file_intact(&buf.v2, offsetof(IdgenStateFileV2, crc));
 		file->system_identifier = buf.v2.system_identifier;
 		file->redo = buf.v2.redo;
 		file->rec = buf.v2.rec;
@@ -282,7 +269,7 @@ read_state_file(IdgenStateFile *file, bool *with_history)
 	else if (r == sizeof(IdgenStateFileV1) && buf.v1.magic == IDGEN_STATE_MAGIC &&
 			 buf.v1.version == 1)
 	{
-		ok = crc_ok(&buf.v1, offsetof(IdgenStateFileV1, crc), buf.v1.crc);
+		ok = idgen_file_intact(&buf.v1, offsetof(IdgenStateFileV1, crc));
 		file->rec = buf.v1.rec;
 		history_of_record(&file->history, &file->rec);
 		kind = STATE_V1;

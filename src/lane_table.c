@@ -269,7 +269,6 @@ IdgenLaneFileRead
 idgen_lane_table_read(IdgenLaneTable *table)
 {
 	IdgenLaneFile file;
-	pg_crc32c	crc;
 	int			len = idgen_read_whole(IDGEN_LANES_FILE, &file, sizeof(file));
 
 	memset(table, 0, sizeof(*table));
@@ -277,11 +276,9 @@ idgen_lane_table_read(IdgenLaneTable *table)
 	if (len < 0)
 		return LANE_FILE_MISSING;
 
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, &file, offsetof(IdgenLaneFile, crc));
-	FIN_CRC32C(crc);
 	if (len != sizeof(file) || file.magic != IDGEN_LANES_MAGIC ||
-		file.version != IDGEN_LANES_VERSION || !EQ_CRC32C(crc, file.crc) ||
+		file.version != IDGEN_LANES_VERSION ||
+		!idgen_file_intact(&file, offsetof(IdgenLaneFile, crc)) ||
 		!idgen_lane_table_check(&file.table,
 								IDGEN_LANE_TABLE_SIZE(file.table.nlanes)))
 		ereport(ERROR,
@@ -306,10 +303,8 @@ idgen_lane_table_write(const IdgenLaneTable *table)
 	file.version = IDGEN_LANES_VERSION;
 	file.system_identifier = GetSystemIdentifier();
 	memcpy(&file.table, table, IDGEN_LANE_TABLE_SIZE(table->nlanes));
-	INIT_CRC32C(file.crc);
-	COMP_CRC32C(file.crc, &file, offsetof(IdgenLaneFile, crc));
-	FIN_CRC32C(file.crc);
-	idgen_write_durably(IDGEN_LANES_FILE, IDGEN_LANES_TMP_FILE, &file, sizeof(file));
+	idgen_file_write(IDGEN_LANES_FILE, IDGEN_LANES_TMP_FILE, &file, sizeof(file),
+					 offsetof(IdgenLaneFile, crc));
 }
 
 /* Logged whole, flushed, received by the synchronous standbys. */

@@ -197,7 +197,6 @@ idgen_history_read_file(IdgenLayoutHistory *history, uint64 *system_identifier)
 {
 	IdgenLayoutsFile file;
 	char		buf[sizeof(IdgenLayoutsFile) + 1];
-	pg_crc32c	crc;
 	int			r;
 
 	r = idgen_read_whole(IDGEN_LAYOUTS_FILE, buf, sizeof(buf));
@@ -207,10 +206,8 @@ idgen_history_read_file(IdgenLayoutHistory *history, uint64 *system_identifier)
 	if (r == sizeof(file) && file.magic == IDGEN_LAYOUTS_MAGIC &&
 		file.version == IDGEN_LAYOUTS_VERSION)
 	{
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, &file, offsetof(IdgenLayoutsFile, crc));
-		FIN_CRC32C(crc);
-		if (EQ_CRC32C(crc, file.crc) && idgen_history_check(&file.history))
+		if (idgen_file_intact(&file, offsetof(IdgenLayoutsFile, crc)) &&
+			idgen_history_check(&file.history))
 		{
 			*history = file.history;
 			*system_identifier = file.system_identifier;
@@ -235,11 +232,8 @@ idgen_history_write_file(const IdgenLayoutHistory *history)
 	file.version = IDGEN_LAYOUTS_VERSION;
 	file.system_identifier = GetSystemIdentifier();
 	file.history = *history;
-	INIT_CRC32C(file.crc);
-	COMP_CRC32C(file.crc, &file, offsetof(IdgenLayoutsFile, crc));
-	FIN_CRC32C(file.crc);
-	idgen_write_durably(IDGEN_LAYOUTS_FILE, IDGEN_LAYOUTS_TMP_FILE,
-						&file, sizeof(file));
+	idgen_file_write(IDGEN_LAYOUTS_FILE, IDGEN_LAYOUTS_TMP_FILE, &file,
+					 sizeof(file), offsetof(IdgenLayoutsFile, crc));
 }
 
 /*
