@@ -50,6 +50,17 @@ static XLogRecPtr logged_redo = InvalidXLogRecPtr;
 
 /* ---- the table in memory ---- */
 
+/*
+ * With the lock: a lane's open range and its window end, their spans kept
+ * as used; what it gives next opens anew.
+ */
+static void
+stop_lane(IdgenLane *lane)
+{
+	idgen_lane_close_open(lane);
+	idgen_lane_close_late(lane);
+}
+
 /* Every range of a table into the lanes; false if a lane found no room. */
 static bool
 take_table(const IdgenLaneTable *table)
@@ -514,10 +525,7 @@ idgen_lanes_restored_into(void)
 	idgen_lanes->unknown = LANES_RESTORED_INTO;
 	/* ranges and windows open are stopped too: restored IDs may sit in them */
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
-	{
-		idgen_lane_close_open(&idgen_lanes->lanes[i]);
-		idgen_lane_close_late(&idgen_lanes->lanes[i]);
-	}
+		stop_lane(&idgen_lanes->lanes[i]);
 	idgen_lanes_set_mints();
 	/* never an ERROR: it would undo the restore's statement, not its rows */
 	if (!idgen_lanes_ask_and_await(&waited_us))
@@ -691,8 +699,7 @@ idgen_lanes_lease_taken(int32 shard, const int64 *lo, const int64 *hi, int n)
 	lane = idgen_lane_of(shard);
 	if (lane != NULL)
 	{
-		idgen_lane_close_open(lane);
-		idgen_lane_close_late(lane);
+		stop_lane(lane);
 		for (int i = 0; i < n; i++)
 			if (lo[i] < hi[i])
 				idgen_lane_add_range(&lane->used, Max(lo[i], 0), hi[i]);
@@ -743,8 +750,7 @@ idgen_lanes_lease_lost(int32 shard)
 	lane = idgen_lane_of(shard);
 	if (lane != NULL)
 	{
-		idgen_lane_close_open(lane);
-		idgen_lane_close_late(lane);
+		stop_lane(lane);
 		lane->leased = false;
 		idgen_lanes_set_mints();
 	}

@@ -251,7 +251,6 @@ empty_counts(void)
 		pg_atomic_write_u32(&late_slots[i].count, 0);
 	}
 	pg_atomic_write_u32(&idgen_lanes->late_taken, 0);
-	idgen_lanes->late_emptied++;
 	pg_write_barrier();
 	pg_atomic_write_u32(&idgen_lanes->late_closed, 0);
 }
@@ -342,6 +341,48 @@ ask_window(IdgenLane *lane, int64 lo, int64 hi)
 	}
 }
 
+/* Whether a lane's window (asked or published) holds ms. */
+static bool
+window_holds(const IdgenLane *lane, int64 ms)
+{
+	return lane->late_want_hi > 0 &&
+		ms >= lane->late_want_lo && ms < lane->late_want_hi;
+}
+
+/* How far ms lies outside a lane's window. */
+static int64
+window_gap(const IdgenLane *lane, int64 ms)
+{
+	return ms < lane->late_want_lo ? lane->late_want_lo - ms :
+		ms - lane->late_want_hi;
+}
+
+/* Whether a window could open at ms on a lane. */
+static bool
+free_at(IdgenLane *lane, int64 ms)
+{
+	return free_down_to(lane, ms + 1) <= ms && free_up_to(lane, ms) > ms;
+}
+
+/* Ask a new window around ms on a lane free there. */
+static void
+open_window_at(IdgenLane *lane, int64 ms)
+{
+	ask_window(lane,
+			   Max(Max(ms - LATE_FIRST_REACH_MS, 0), free_down_to(lane, ms + 1)),
+			   Min(ms + 1 + LATE_FIRST_REACH_MS, free_up_to(lane, ms)));
+}
+
+/* Of two lanes (the first may be NULL), the one that gave last longer ago. */
+static IdgenLane *
+less_used(IdgenLane *a, IdgenLane *b)
+{
+	if (a == NULL || pg_atomic_read_u64(&b->last_mint_ms) <
+		pg_atomic_read_u64(&a->last_mint_ms))
+		return b;
+	return a;
+}
+
 /*
  * Grow a lane's window to hold ms, if ms is within the window's width of it
  * (or at any distance); false if its neighbours forbid.  It reaches past ms
@@ -424,7 +465,7 @@ idgen_lanes_late_extend(int64 ms)
 
 		if (!lane_counts(lane) || lane->late_want_hi == 0)
 			continue;
-		if (ms >= lane->late_want_lo && ms < lane->late_want_hi)
+		if (window_holds(lane, ms))
 		{
 			/* asked, not written yet: wait for it; written: full at ms */
 			if (pg_atomic_read_u64(&lane->late_hi) <= (uint64) ms ||
@@ -432,7 +473,7 @@ idgen_lanes_late_extend(int64 ms)
 				return true;
 			continue;
 		}
-		gap = ms < lane->late_want_lo ? lane->late_want_lo - ms : ms - lane->late_want_hi;
+		gap = window_gap(lane, ms);
 		if (gap < nearest_gap)
 		{
 			nearest = lane;
@@ -445,77 +486,49 @@ idgen_lanes_late_extend(int64 ms)
 /*
  * With the lock: a window for ms where none near can grow: on a lane with
  * none, the one least in use; else the nearest within a day that can grow
- * so far; else the window least in use ends, and opens at ms.  False if no lane can
- * give ms.
+ * so far; else the window least in use ends, and opens at ms.  False if no
+ * lane can give ms.
  */
 bool
 idgen_lanes_late_open(int64 ms)
 {
-	IdgenLane  *best = NULL;
+	IdgenLane  *fresh = NULL;	/* no window, free at ms */
+	IdgenLane  *mover = NULL;	/* a window elsewhere, free at ms */
 	IdgenLane  *nearest = NULL;
 	int64		nearest_gap = PG_INT64_MAX;
-	int64		lo;
-	int64		hi;
 
 	if (late_mask == 0)
 		return false;
-	for (int pass = 0; pass < 2 && best == NULL; pass++)
-		for (int i = 0; i < idgen_lanes->nlanes; i++)
-		{
-			IdgenLane  *lane = &idgen_lanes->lanes[i];
-
-			/* first lanes without a window, then those with one */
-			if (!lane_counts(lane) || (lane->late_want_hi > 0) != (pass == 1))
-				continue;
-			if (pass == 1)
-			{
-				int64		gap = ms < lane->late_want_lo ? lane->late_want_lo - ms :
-				ms - lane->late_want_hi;
-
-				if (gap >= 0 && gap < nearest_gap &&
-					!(ms >= lane->late_want_lo && ms < lane->late_want_hi))
-				{
-					nearest = lane;
-					nearest_gap = gap;
-				}
-			}
-			if (free_down_to(lane, ms + 1) > ms || free_up_to(lane, ms) <= ms)
-				continue;
-			if (pass == 0 && (best == NULL ||
-							  pg_atomic_read_u64(&lane->last_mint_ms) <
-							  pg_atomic_read_u64(&best->last_mint_ms)))
-				best = lane;
-		}
-	if (best != NULL)
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
 	{
-		lo = Max(Max(ms - LATE_FIRST_REACH_MS, 0), free_down_to(best, ms + 1));
-		hi = Min(ms + 1 + LATE_FIRST_REACH_MS, free_up_to(best, ms));
-		ask_window(best, lo, hi);
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		if (!lane_counts(lane) || window_holds(lane, ms))
+			continue;
+		if (lane->late_want_hi > 0 && window_gap(lane, ms) < nearest_gap)
+		{
+			nearest = lane;
+			nearest_gap = window_gap(lane, ms);
+		}
+		if (!free_at(lane, ms))
+			continue;
+		if (lane->late_want_hi == 0)
+			fresh = less_used(fresh, lane);
+		else
+			mover = less_used(mover, lane);
+	}
+	if (fresh != NULL)
+	{
+		open_window_at(fresh, ms);
 		return true;
 	}
 	/* growing spans the gap for good: a day at most, else a window moves */
 	if (nearest != NULL && nearest_gap <= LATE_GAP_MS && grow_window(nearest, ms, true))
 		return true;
-
-	/* every lane has a window that cannot grow to ms: the least in use moves */
-	for (int i = 0; i < idgen_lanes->nlanes; i++)
-	{
-		IdgenLane  *lane = &idgen_lanes->lanes[i];
-
-		if (!lane_counts(lane) || lane->late_want_hi == 0 ||
-			(ms >= lane->late_want_lo && ms < lane->late_want_hi) ||
-			free_down_to(lane, ms + 1) > ms || free_up_to(lane, ms) <= ms)
-			continue;
-		if (best == NULL || pg_atomic_read_u64(&lane->last_mint_ms) <
-			pg_atomic_read_u64(&best->last_mint_ms))
-			best = lane;
-	}
-	if (best == NULL)
+	if (mover == NULL)
 		return false;
-	idgen_lane_close_late(best);
-	lo = Max(Max(ms - LATE_FIRST_REACH_MS, 0), free_down_to(best, ms + 1));
-	hi = Min(ms + 1 + LATE_FIRST_REACH_MS, free_up_to(best, ms));
-	ask_window(best, lo, hi);
+	idgen_lane_close_late(mover);
+	open_window_at(mover, ms);
 	return true;
 }
 
@@ -534,7 +547,7 @@ idgen_lanes_late_explain(int64 ms, int *full, int *used_before)
 
 		if (!lane->mints)
 			continue;
-		if (lane->late_want_hi > 0 && ms >= lane->late_want_lo && ms < lane->late_want_hi)
+		if (window_holds(lane, ms))
 			(*full)++;
 		else if (idgen_lane_used(&lane->used, ms))
 			(*used_before)++;

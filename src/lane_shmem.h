@@ -67,7 +67,6 @@ typedef struct IdgenLanes
 	pg_atomic_uint32 late_closed;	/* the counts are being emptied */
 	pg_atomic_uint32 late_taken;	/* counts' slots taken */
 	pg_atomic_uint32 late_windows;	/* windows published, or 0 */
-	uint64		late_emptied;	/* under the lock: times the counts filled */
 	IdgenLanesUnknown unknown;
 	bool		leased_mode;	/* a lease registry: lanes mint when leased */
 	/* with one, a table written and logged, published once the registry has its ranges */

@@ -81,15 +81,25 @@ sub decoded_wrong
 		     OR id_to_shard(id) NOT BETWEEN 4000 AND 4015");
 }
 
+# Four sessions at random times of the last hour, then four of the last
+# 30 days, $each events a session; then every row of the table, counted
+# and decoded.
+sub late_round
+{
+	my ($what, $seed, $each, $total) = @_;
+	my $n = 4 * $each;
+	is(four_sessions(map { late_sql($seed * ($_ + 1), $each, '1 hour') } 0 .. 3),
+		0, "$what, four sessions mint $n events of the last hour, in arrival order");
+	is(four_sessions(map { late_sql(-$seed * ($_ + 1), $each, '30 days') } 0 .. 3),
+		0, "$what, and $n of the last 30 days");
+	is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM events'),
+		"$total|$total", "$what, all $total minted, none equal to another");
+	is(decoded_wrong(), 0, "$what, each decodes to its own millisecond, on a lane");
+}
+
 # ---- 400,000 late events, four sessions ----
 
-is(four_sessions(map { late_sql(0.1 * ($_ + 1), 50000, '1 hour') } 0 .. 3),
-	0, 'four sessions mint 200,000 events of the last hour, in arrival order');
-is(four_sessions(map { late_sql(-0.1 * ($_ + 1), 50000, '30 days') } 0 .. 3),
-	0, 'and 200,000 of the last 30 days');
-is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM events'),
-	'400000|400000', 'all 400,000 minted, none equal to another');
-is(decoded_wrong(), 0, 'each decodes to its own millisecond, on a lane');
+late_round('before a crash', 0.1, 50000, 400000);
 
 # ---- a kill -9 ----
 
@@ -105,16 +115,10 @@ $node->stop('immediate');
 eval { $open->quit };
 $node->start;
 
-is(four_sessions(map { late_sql(0.2 * ($_ + 1), 25000, '1 hour') } 0 .. 3),
-	0, 'after the crash, four sessions mint 100,000 more of the last hour');
-is(four_sessions(map { late_sql(-0.2 * ($_ + 1), 25000, '30 days') } 0 .. 3),
-	0, 'and 100,000 more of the last 30 days');
-is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM events'),
-	'600000|600000', 'all 600,000 minted, none equal to another');
+late_round('after the crash', 0.2, 25000, 600000);
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM events WHERE id = ANY ('{$cut}'::bigint[])"),
 	0, 'none equal to one minted before the kill -9');
-is(decoded_wrong(), 0, 'each decodes to its own millisecond, on a lane');
 
 # ---- what it cost ----
 
