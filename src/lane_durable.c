@@ -504,8 +504,7 @@ idgen_lanes_init(void)
  * brought a stamp): its rows may hold IDs of any shard, the lanes' too, at
  * milliseconds they would mint at, and nothing of the lanes' past says so.
  * The lanes refuse, durably and before the rows arrive, until the operator
- * raises them past the restored IDs and attests them; with a lease
- * registry they go on, since their rows hold every time they used.  Lanes already
+ * raises them past the restored IDs and attests them.  Lanes already
  * refusing keep their reason; a server with no lane in its table has
  * nothing to refuse (a lane new to it waits for idgen_lanes_init() anyway).
  */
@@ -514,7 +513,7 @@ idgen_lanes_restored_into(void)
 {
 	int64		waited_us = 0;
 
-	if (idgen_lanes == NULL || RecoveryInProgress() || idgen_lanes->leased_mode)
+	if (idgen_lanes == NULL || RecoveryInProgress())
 		return;
 	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
 	if (idgen_lanes->unknown != LANES_KNOWN || idgen_lanes->nlanes == 0)
@@ -553,20 +552,6 @@ idgen_lanes_restore_begins(void)
 	/* no lane: nothing to hold, nor to stop (idgen_lanes_restored_into) */
 	if (idgen_lanes == NULL || idgen_lanes->nlanes == 0 || RecoveryInProgress())
 		return false;
-
-	/*
-	 * With a lease registry a lane's row holds every time it used, on any
-	 * server of the registry, before an ID of it is given: restored IDs of
-	 * a lane are within its row, which the lane never mints in again.
-	 */
-	if (idgen_lanes->leased_mode)
-	{
-		ereport(LOG,
-				(errmsg("a restore brings idgen's stamp; the backfill lanes go on minting"),
-				 errdetail("With \"%s\" set, the lanes' past is in the registry's rows, restored IDs of them included.",
-						   "idgen.lease_registry")));
-		return false;
-	}
 	pg_atomic_fetch_add_u32(&idgen_lanes->restores_open, 1);
 	idgen_lanes_restoring_here = true;
 	return true;

@@ -16,9 +16,7 @@
 #  - a clean stop gives the lane back; its ranges stay in the row;
 #  - a live server never mints on a lane's row, a pool never claims one,
 #    and a shard leased live never becomes a lane;
-#  - the guard keeps a lane's row a lane, and its ranges;
-#  - a restore of lane IDs (a dump carrying idgen's stamp) does not stop
-#    leased lanes, which give none of the restored IDs.
+#  - the guard keeps a lane's row a lane, and its ranges.
 
 use strict;
 use warnings;
@@ -183,33 +181,6 @@ $a->restart;
 is( $a->safe_psql('postgres',
 		"SELECT id_to_timestamp(idgen_next()) < clock_timestamp() + interval '1 min'"), 't',
 	'after a restart, the live generator mints now, not past the far range');
-
-# ---- a restore of lane IDs, where the lanes are leased ----
-
-# A's rows (lane 100's IDs, A's and B's) dumped and restored into another
-# database of A: the restore brings idgen's stamp, and the lanes go on,
-# since the lane's row holds every time it used, the restored IDs' too.
-ok(lane_ready($a), 'A holds lane 100 after its restart');
-my $dump = $a->basedir . '/minted.dump';
-command_ok([ 'pg_dump', '-Fc', '-d', $a->connstr('postgres'), '-f', $dump ],
-	'a dump of the lane IDs');
-$a->safe_psql('postgres', 'CREATE DATABASE restored');
-$a_log = -s $a->logfile;
-command_ok([ 'pg_restore', '-d', $a->connstr('restored'), $dump ],
-	'restored into another database of A');
-ok(log_has($a, $a_log, qr/a restore brings idgen's stamp; the backfill lanes go on minting/),
-	'the log says the lanes go on');
-is($a->safe_psql('postgres', 'SELECT ready FROM idgen_lanes() WHERE shard = 100'),
-	't', 'lane 100 is still ready');
-like(error_of($a, "SELECT idgen_next_at('$later')"), qr/no backfill lane can mint/,
-	"it gives nothing at a restored ID's time: the row holds it");
-my %restored = map { $_ => 1 } split /\n/,
-  $a->safe_psql('restored', 'SELECT id FROM minted');
-my @after = split /\n/,
-  $a->safe_psql('restored',
-	"SELECT idgen_next_at('2026-03-05 00:00:00+00') FROM generate_series(1, $rows)");
-is(scalar(@after), $rows, 'and mints elsewhere');
-is(scalar(grep { $restored{$_} } @after), 0, 'none of them a restored ID');
 
 sub error_of_registry
 {
