@@ -247,15 +247,51 @@ append_ranges(const IdgenLanesPending *pending, int32 shard, StringInfo shards,
 	}
 }
 
+/* This round's part, from idgen_lane_leases_begin to _end. */
+static struct
+{
+	bool		giving_back_all;
+	bool		has_pending;
+	IdgenLanesPending *pending;
+	int64		start_us;
+	int32	   *committed;
+	int			ncommitted;
+} part;
+
 /*
- * The registry's transaction: lock the lanes' rows, take or renew those
- * this server may hold (give them back at a clean stop), and commit the
- * ranges of the table written last.  False, with *error, if it failed.
+ * Whether the lanes' rows go into the round the lease worker is about to
+ * run: when due, or a fence waits for them, or at a stop.  Sets up their
+ * part, in the round's memory.
  */
-static bool
-exchange(int64 deadline, int registry_ms, const char *owner_name,
-		 bool giving_back_all, IdgenLanesPending *pending, bool has_pending,
-		 int32 **committed, int *ncommitted, char **error)
+bool
+idgen_lane_leases_begin(const LeaseRhythm *rhythm, bool giving_back_all)
+{
+	if (lane_leases.n == 0 ||
+		(!giving_back_all && idgen_monotonic_us() < next_round_us(rhythm)))
+		return false;
+	memset(&part, 0, sizeof(part));
+	part.giving_back_all = giving_back_all;
+	part.pending = palloc(sizeof(IdgenLanesPending));
+	part.has_pending = !giving_back_all && idgen_lanes_pending(part.pending);
+	part.start_us = idgen_monotonic_us();
+	lane_leases.last_round_us = part.start_us;
+	for (int i = 0; i < lane_leases.n; i++)
+	{
+		lane_leases.lanes[i].action = LANE_NONE;
+		lane_leases.lanes[i].take = false;
+	}
+	return true;
+}
+
+/*
+ * The lanes' statements, in the round's registry transaction (after the
+ * live shards', since the session then says it takes lanes): lock the
+ * lanes' rows, take or renew those this server may hold (give them back at
+ * a clean stop), and add the ranges of the table written last.  False,
+ * with *error, if one failed.
+ */
+bool
+idgen_lane_leases_exchange(int64 deadline, const char *owner_name, char **error)
 {
 	StringInfoData all;
 	StringInfoData upd_shards;
@@ -269,12 +305,10 @@ exchange(int64 deadline, int registry_ms, const char *owner_name,
 	initStringInfo(&all);
 	for (int i = 0; i < lane_leases.n; i++)
 		appendStringInfo(&all, "%s%d", i ? "," : "", lane_leases.lanes[i].shard);
-	if (!idgen_registry_ready(deadline, registry_ms, error) ||
-		!idgen_registry_begin(deadline, error) ||
-		!idgen_registry_command(idgen_lease_sql_lane_session, 0, NULL, deadline, error))
+	if (!idgen_registry_command(idgen_lease_sql_lane_session, 0, NULL, deadline, error))
 		return false;
 	params[0] = psprintf("{%s}", all.data);
-	if (!giving_back_all &&
+	if (!part.giving_back_all &&
 		!idgen_registry_command(idgen_lease_sql_add_rows, 1, params, deadline, error))
 		return false;
 	rows = idgen_registry_exec(idgen_lease_sql_lane_lock_rows, 1, params, deadline, error);
@@ -286,7 +320,7 @@ exchange(int64 deadline, int registry_ms, const char *owner_name,
 
 		for (int i = 0; i < lane_leases.n; i++)
 			if (lane_leases.lanes[i].shard == shard)
-				plan_lane(&lane_leases.lanes[i], rows, r, giving_back_all);
+				plan_lane(&lane_leases.lanes[i], rows, r, part.giving_back_all);
 	}
 	PQclear(rows);
 
@@ -305,8 +339,8 @@ exchange(int64 deadline, int registry_ms, const char *owner_name,
 		appendStringInfo(&upd_shards, "%s%d", sep, lane->shard);
 		appendStringInfo(&upd_owners, "%s%s", sep,
 						 lane->action == LANE_HOLD ? idgen_lease_owner() : "NULL");
-		if (lane->action == LANE_HOLD && has_pending)
-			append_ranges(pending, lane->shard, &c_shards, &c_lo, &c_hi);
+		if (lane->action == LANE_HOLD && part.has_pending)
+			append_ranges(part.pending, lane->shard, &c_shards, &c_lo, &c_hi);
 	}
 	if (upd_shards.len > 0)
 	{
@@ -318,7 +352,6 @@ exchange(int64 deadline, int registry_ms, const char *owner_name,
 									deadline, error))
 			return false;
 	}
-	*ncommitted = 0;
 	if (c_shards.len > 0)
 	{
 		params[0] = psprintf("{%s}", c_shards.data);
@@ -329,64 +362,22 @@ exchange(int64 deadline, int registry_ms, const char *owner_name,
 								   deadline, error);
 		if (rows == NULL)
 			return false;
-		*committed = palloc(sizeof(int32) * Max(PQntuples(rows), 1));
+		part.committed = palloc(sizeof(int32) * Max(PQntuples(rows), 1));
 		for (int r = 0; r < PQntuples(rows); r++)
-			(*committed)[(*ncommitted)++] = pg_strtoint32(PQgetvalue(rows, r, 0));
+			part.committed[part.ncommitted++] = pg_strtoint32(PQgetvalue(rows, r, 0));
 		PQclear(rows);
 	}
-
-	return idgen_registry_commit(deadline, error);
+	return true;
 }
 
 /*
- * In the lease worker's loop: a round if one is due, in the round's memory
- * context; when the next is.
+ * The round is over; committed says whether the registry committed its
+ * transaction.  Nothing changes in shared memory before it did, except
+ * that a lane found another server's stops at once.
  */
-int64
-idgen_lane_leases_step(const char *owner_name, MemoryContext round_context)
+void
+idgen_lane_leases_end(bool committed, const char *error)
 {
-	LeaseRhythm rhythm = idgen_lease_rhythm();
-
-	if (idgen_monotonic_us() >= next_round_us(&rhythm))
-	{
-		MemoryContext old = MemoryContextSwitchTo(round_context);
-
-		(void) idgen_lane_leases_round(&rhythm, owner_name, false);
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(round_context);
-	}
-	return next_round_us(&rhythm);
-}
-
-/*
- * One round for the lanes: false if it failed.  Nothing changes in shared
- * memory before the registry committed, except that a lane found another
- * server's stops at once.
- */
-bool
-idgen_lane_leases_round(const LeaseRhythm *rhythm, const char *owner_name,
-						bool giving_back_all)
-{
-	IdgenLanesPending *pending = palloc(sizeof(IdgenLanesPending));
-	bool		has_pending = !giving_back_all && idgen_lanes_pending(pending);
-	int64		start_us = idgen_monotonic_us();
-	int64		deadline = start_us + (int64) rhythm->round_ms * 1000;
-	int32	   *committed = NULL;
-	int			ncommitted = 0;
-	char	   *error = NULL;
-	bool		ok;
-
-	if (lane_leases.n == 0)
-		return true;
-	lane_leases.last_round_us = start_us;
-	for (int i = 0; i < lane_leases.n; i++)
-	{
-		lane_leases.lanes[i].action = LANE_NONE;
-		lane_leases.lanes[i].take = false;
-	}
-	ok = exchange(deadline, rhythm->registry_ms, owner_name, giving_back_all,
-				  pending, has_pending, &committed, &ncommitted, &error);
-
 	/* stopping is always safe */
 	for (int i = 0; i < lane_leases.n; i++)
 	{
@@ -398,19 +389,19 @@ idgen_lane_leases_round(const LeaseRhythm *rhythm, const char *owner_name,
 			lane->held = false;
 		}
 	}
-	if (!ok)
+	if (!committed)
 	{
 		/* a failed give-back is always worth a line: the leases now expire */
-		if (!lane_leases.failing || giving_back_all)
+		if (!lane_leases.failing || part.giving_back_all)
 			ereport(WARNING,
-					(errmsg(giving_back_all ?
+					(errmsg(part.giving_back_all ?
 							"could not give back the backfill lanes' leases in the idgen lease registry: %s" :
 							"could not renew the backfill lanes' leases in the idgen lease registry: %s",
-							idgen_registry_mask(error)),
+							idgen_registry_mask(error ? error : "")),
 					 errdetail("A lane opens no range and moves no fence until the registry holds it; what its open range gives below its fence goes on."),
 					 errhint("Check \"%s\" and the registry server.", "idgen.lease_registry")));
 		lane_leases.failing = true;
-		return false;
+		return;
 	}
 	if (lane_leases.failing)
 		ereport(LOG, (errmsg("reached the idgen lease registry again for the backfill lanes")));
@@ -432,7 +423,7 @@ idgen_lane_leases_round(const LeaseRhythm *rhythm, const char *owner_name,
 			}
 			lane->held = true;
 			lane->warned = false;
-			lane->renewed_us = start_us;
+			lane->renewed_us = part.start_us;
 		}
 		else if (lane->action == LANE_GIVE_BACK)
 		{
@@ -442,7 +433,15 @@ idgen_lane_leases_round(const LeaseRhythm *rhythm, const char *owner_name,
 					(errmsg("idgen gave back the lease on backfill lane %d", lane->shard)));
 		}
 	}
-	if (has_pending)
-		idgen_lanes_publish_pending(pending, committed, ncommitted);
-	return true;
+	if (part.has_pending)
+		idgen_lanes_publish_pending(part.pending, part.committed, part.ncommitted);
+}
+
+/* When the lanes' next round is due, monotonic. */
+int64
+idgen_lane_leases_next_us(void)
+{
+	LeaseRhythm rhythm = idgen_lease_rhythm();
+
+	return next_round_us(&rhythm);
 }

@@ -14,13 +14,18 @@
 #ifndef IDGEN_LANE_LEASE_H
 #define IDGEN_LANE_LEASE_H
 
-#include "utils/palloc.h"
-
 #include "lease_set.h"
 
+/*
+ * The lanes' part of the lease worker's round (lease_worker.c), in its one
+ * registry transaction: begin says whether they are in it, exchange runs
+ * their statements, end applies what the registry committed.
+ */
 extern void idgen_lane_leases_refresh(void);
-extern int64 idgen_lane_leases_step(const char *owner_name, MemoryContext round_context);
-extern bool idgen_lane_leases_round(const LeaseRhythm *rhythm, const char *owner_name,
-									bool giving_back_all);
+extern bool idgen_lane_leases_begin(const LeaseRhythm *rhythm, bool giving_back_all);
+extern bool idgen_lane_leases_exchange(int64 deadline, const char *owner_name,
+									   char **error);
+extern void idgen_lane_leases_end(bool committed, const char *error);
+extern int64 idgen_lane_leases_next_us(void);
 
 #endif							/* IDGEN_LANE_LEASE_H */

@@ -50,7 +50,6 @@
 
 #include "access/xlog.h"
 #include "common/int.h"
-#include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -63,7 +62,6 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-#include "utils/tuplestore.h"
 
 #include "generator.h"
 #include "idgen_compat.h"
@@ -390,13 +388,12 @@ stop_lost_leases(LeaseWorker *w, int64 deadline)
 }
 
 /*
- * The exchange: one registry transaction that locks and reads the rows of
- * the due shards, plans each due lease from its row, and writes the plans
- * back.  True once it committed; on failure, *error says why, and the
- * session is closed, which rolls the transaction back.
+ * The live shards' statements in the round's transaction: lock and read
+ * the rows of the due shards, plan each due lease from its row, and write
+ * the plans back.  False, with round->error, if one failed.
  */
 static bool
-exchange(LeaseWorker *w, LeaseRound *round, const char *due_shards)
+live_statements(LeaseWorker *w, LeaseRound *round, const char *due_shards)
 {
 	const char *params[5];
 	PGresult   *rows;
@@ -407,19 +404,6 @@ exchange(LeaseWorker *w, LeaseRound *round, const char *due_shards)
 	StringInfoData upd_take;
 	bool		gives_back = false;
 
-	round->clocks_disagree = false;
-	if (!idgen_registry_ready(round->deadline, round->rhythm.registry_ms,
-							  &round->error))
-		return false;
-	/* giving back is safe whatever the clocks say */
-	if (!compare_clocks(round, !round->giving_back_all))
-	{
-		if (round->clocks_disagree)
-			stop_lost_leases(w, round->deadline);
-		return false;
-	}
-	if (!idgen_registry_begin(round->deadline, &round->error))
-		return false;
 	/* with a pool and no shard held: claim one, its row locked until COMMIT */
 	if (round->claiming && !idgen_pool_claim(w, round, &due_shards))
 		return false;
@@ -477,24 +461,55 @@ exchange(LeaseWorker *w, LeaseRound *round, const char *due_shards)
 		appendStringInfo(&upd_take, "%s%s", sep,
 						 lease->action == LEASE_TAKE ? "t" : "f");
 	}
-	if (upd_shards.len > 0)
-	{
-		/* lets the guard trigger lower stamped_until to what this server stamped */
-		params[0] = idgen_lease_owner();
-		if (gives_back &&
-			!idgen_registry_command(idgen_lease_sql_giving_back, 1, params,
-									round->deadline, &round->error))
-			return false;
-		params[0] = psprintf("{%s}", upd_shards.data);
-		params[1] = psprintf("{%s}", upd_owners.data);
-		params[2] = psprintf("{%s}", upd_until.data);
-		params[3] = w->owner_name;
-		params[4] = psprintf("{%s}", upd_take.data);
-		if (!idgen_registry_command(idgen_lease_sql_update_rows, 5, params,
-									round->deadline, &round->error))
-			return false;
-	}
+	if (upd_shards.len == 0)
+		return true;
+	/* lets the guard trigger lower stamped_until to what this server stamped */
+	params[0] = idgen_lease_owner();
+	if (gives_back &&
+		!idgen_registry_command(idgen_lease_sql_giving_back, 1, params,
+								round->deadline, &round->error))
+		return false;
+	params[0] = psprintf("{%s}", upd_shards.data);
+	params[1] = psprintf("{%s}", upd_owners.data);
+	params[2] = psprintf("{%s}", upd_until.data);
+	params[3] = w->owner_name;
+	params[4] = psprintf("{%s}", upd_take.data);
+	return idgen_registry_command(idgen_lease_sql_update_rows, 5, params,
+								  round->deadline, &round->error);
+}
 
+/*
+ * The exchange: one registry transaction for the live shards due (when
+ * due_shards is not NULL) and the lanes' rows (when lanes).  True once it
+ * committed; on failure, round->error says why, and the session is closed,
+ * which rolls the transaction back.  Clocks that disagree fail the live
+ * part alone (round->clocks_disagree): the lanes' rows go on, since no
+ * clock says what a lane minted.
+ */
+static bool
+exchange(LeaseWorker *w, LeaseRound *round, const char *due_shards, bool lanes)
+{
+	round->clocks_disagree = false;
+	if (!idgen_registry_ready(round->deadline, round->rhythm.registry_ms,
+							  &round->error))
+		return false;
+	/* giving back is safe whatever the clocks say */
+	if (due_shards != NULL && !compare_clocks(round, !round->giving_back_all))
+	{
+		if (!round->clocks_disagree)
+			return false;
+		stop_lost_leases(w, round->deadline);
+		if (!lanes)
+			return false;
+		due_shards = NULL;
+	}
+	if (!idgen_registry_begin(round->deadline, &round->error))
+		return false;
+	if (due_shards != NULL && !live_statements(w, round, due_shards))
+		return false;
+	if (lanes && !idgen_lane_leases_exchange(round->deadline, w->owner_name,
+											 &round->error))
+		return false;
 	return idgen_registry_commit(round->deadline, &round->error);
 }
 
@@ -583,13 +598,15 @@ report_round(LeaseWorker *w, const LeaseRound *round, bool ok)
 }
 
 /*
- * One round: take or renew the leases due, give back those no longer
- * wanted (all of them, at shut down).  Shared memory changes only after
- * the registry committed, except that minting stops first for a lease
- * given back, or one found another's.  False if it failed.
+ * One round, one registry transaction: when live is set, take or renew
+ * the leases due and give back those no longer wanted (all of them, at
+ * shut down); the lanes' rows too when theirs is due (lane_lease.c).
+ * Shared memory changes only after the registry committed, except that
+ * minting stops first for a lease given back, or one found another's.
+ * False if the live part failed.
  */
 static bool
-lease_round(LeaseWorker *w, bool giving_back_all)
+lease_round(LeaseWorker *w, bool giving_back_all, bool live)
 {
 	LeaseRound	round = {
 		.giving_back_all = giving_back_all,
@@ -599,6 +616,7 @@ lease_round(LeaseWorker *w, bool giving_back_all)
 	int64		now_ms = idgen_lease_now();
 	StringInfoData due;
 	int			ndue = 0;
+	bool		lanes;
 	bool		ok;
 
 	/* a fresh plan for every lease; which are due */
@@ -613,12 +631,14 @@ lease_round(LeaseWorker *w, bool giving_back_all)
 		lease->new_end = 0;
 		lease->floor = -1;
 		lease->row_until = 0;
-		if (lease_due(lease, giving_back_all, now_ms, &round.rhythm))
+		if (live && lease_due(lease, giving_back_all, now_ms, &round.rhythm))
 			appendStringInfo(&due, "%s%d", ndue++ ? "," : "", lease->shard);
 	}
 	appendStringInfoChar(&due, '}');
-	round.claiming = idgen_pool_on && w->pool_shard < 0 && !giving_back_all;
-	if (ndue == 0 && !round.claiming)
+	round.claiming = live && idgen_pool_on && w->pool_shard < 0 && !giving_back_all;
+	live = ndue > 0 || round.claiming;
+	lanes = idgen_lane_leases_begin(&round.rhythm, giving_back_all);
+	if (!live && !lanes)
 		return true;
 
 	/* at a stop, minters wait for a shard instead of failing on this one */
@@ -627,13 +647,19 @@ lease_round(LeaseWorker *w, bool giving_back_all)
 
 	round.start_us = idgen_monotonic_us();
 	round.deadline = round.start_us + (int64) round.rhythm.round_ms * 1000;
-	round.last_ms = stop_minting(w, giving_back_all);
+	if (live)
+		round.last_ms = stop_minting(w, giving_back_all);
 
 	/* a stop does not cut the round that gives the leases back short */
 	idgen_registry_set_stoppable(!giving_back_all);
-	ok = exchange(w, &round, due.data);
+	ok = exchange(w, &round, live ? due.data : NULL, lanes);
 	idgen_registry_set_stoppable(true);
 
+	if (lanes)
+		idgen_lane_leases_end(ok, round.error);
+	if (!live)
+		return true;
+	ok &= !round.clocks_disagree;
 	if (ok)
 		apply_round(w, &round);
 	if (idgen_pool_on)
@@ -696,7 +722,6 @@ idgen_lease_worker_main(Datum main_arg)
 {
 	bool		last_ok = true;
 	int64		next_us;		/* monotonic, as every time below */
-	int64		lanes_next_us = 0;	/* the lanes' rows: lane_lease.c */
 	int64		last_round_us = PG_INT64_MIN / 2;
 	MemoryContext round_context;
 
@@ -732,18 +757,14 @@ idgen_lease_worker_main(Datum main_arg)
 	{
 		int64		now;
 		bool		asked = false;
+		bool		live;
+		MemoryContext old;
 
 		if (ShutdownRequestPending)
 		{
-			LeaseRhythm rhythm_at_stop = idgen_lease_rhythm();
-
 			/* a clean stop hands every lease back with its last ms */
 			MemoryContextSwitchTo(round_context);
-			(void) lease_round(&worker, true);
-			/* as the live give-back: a stop does not cut it short */
-			idgen_registry_set_stoppable(false);
-			(void) idgen_lane_leases_round(&rhythm_at_stop, worker.owner_name, true);
-			idgen_registry_set_stoppable(true);
+			(void) lease_round(&worker, true, true);
 			MemoryContextSwitchTo(TopMemoryContext);
 
 			/*
@@ -762,110 +783,39 @@ idgen_lease_worker_main(Datum main_arg)
 			next_us = idgen_monotonic_us();
 		}
 
-		/* a minter waits: at once, but not more than every 100 ms */
+		/*
+		 * The live leases when due, and a minter waiting brings them at
+		 * once, but not more than every 100 ms; the lanes' rows when due,
+		 * or a fence waits for them.  Both in one round when both are.
+		 */
 		asked = idgen_lease_asked();
 		now = idgen_monotonic_us();
-		if (now >= next_us || (asked && now - last_round_us >= ASKED_ROUND_GAP_US))
-		{
-			MemoryContext old = MemoryContextSwitchTo(round_context);
-
+		live = now >= next_us || (asked && now - last_round_us >= ASKED_ROUND_GAP_US);
+		if (live)
 			idgen_lease_clear_asked();
-			last_ok = lease_round(&worker, false);
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(round_context);
+		old = MemoryContextSwitchTo(round_context);
+		if (live)
+		{
+			last_ok = lease_round(&worker, false, true);
 			last_round_us = now;
 			next_us = next_round_us(&worker, last_ok);
 		}
-		else if (asked)
-			next_us = Min(next_us, last_round_us + ASKED_ROUND_GAP_US);
-
-		/* the lanes: when their rows are due, or a fence waits for them */
-		lanes_next_us = idgen_lane_leases_step(worker.owner_name, round_context);
+		else
+		{
+			(void) lease_round(&worker, false, false);
+			if (asked)
+				next_us = Min(next_us, last_round_us + ASKED_ROUND_GAP_US);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(round_context);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Max(Min(idgen_ms_left(Min(next_us, lanes_next_us)),
+						 Max(Min(idgen_ms_left(Min(next_us, idgen_lane_leases_next_us())),
 								 idgen_lease_rhythm().sleep_max_ms), 1),
 						 idgen_wait_event_info(IDGEN_WAIT_LEASE_WORKER_MAIN));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-/* ---- SQL ---- */
-
-PG_FUNCTION_INFO_V1(idgen_leases);
-
-#define IDGEN_LEASES_COLS		4
-#define IDGEN_LEASES_COLS_1_1	3	/* before since */
-
-/*
- * This server's lease on each shard it owns: no rows without a registry.
- * valid_until is the last millisecond this server may stamp, since when
- * it holds the lease.  With a pool, the one row of the shard it claimed,
- * or a row without a shard, "claiming", while it holds none.
- */
-Datum
-idgen_leases(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	int32	   *shards;
-	int			nshards;
-	int64		now;
-
-	idgen_check_preloaded();
-	InitMaterializedSRF(fcinfo, 0);
-	/* a database still at 1.1 declares every column but the last */
-	if (rsinfo->setDesc->natts != IDGEN_LEASES_COLS &&
-		rsinfo->setDesc->natts != IDGEN_LEASES_COLS_1_1)
-		elog(ERROR, "idgen_leases() is declared with %d columns, expected %d",
-			 rsinfo->setDesc->natts, IDGEN_LEASES_COLS);
-	if (!idgen_leases_on)
-		PG_RETURN_VOID();
-
-	if (idgen_pool_on)
-	{
-		int32		held = idgen_pool_held();
-
-		shards = palloc(sizeof(int32));
-		shards[0] = held;
-		nshards = held >= 0 ? 1 : 0;
-		if (held < 0)
-		{
-			Datum		values[IDGEN_LEASES_COLS] = {0};
-			bool		nulls[IDGEN_LEASES_COLS] = {true, false, true, true};
-
-			values[1] = CStringGetTextDatum("claiming");
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-	}
-	else
-		nshards = idgen_owned_shards(&shards);
-	now = idgen_lease_now();
-	for (int i = 0; i < nshards; i++)
-	{
-		uint64		end = idgen_lease_end(shards[i]);
-		TimestampTz since = idgen_lease_since(shards[i]);
-		Datum		values[IDGEN_LEASES_COLS];
-		bool		nulls[IDGEN_LEASES_COLS] = {false, false, false, false};
-
-		values[0] = Int32GetDatum(shards[i]);
-		if (end == IDGEN_LEASE_PENDING)
-			values[1] = CStringGetTextDatum("pending");
-		else if (end == IDGEN_LEASE_NOT_HELD)
-			values[1] = CStringGetTextDatum("not held");
-		else if ((int64) end <= now)
-			values[1] = CStringGetTextDatum("expired");
-		else
-			values[1] = CStringGetTextDatum("held");
-		if (end > IDGEN_LEASE_NOT_HELD)
-			values[2] = TimestampTzGetDatum(idgen_ms_to_timestamptz(&idgen_layout, (int64) end - 1));
-		else
-			nulls[2] = true;
-		values[3] = TimestampTzGetDatum(since);
-		nulls[3] = since == 0;
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	PG_RETURN_VOID();
 }
 
 /* ---- start ---- */

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * stats.c
- *		idgen_stats and idgen_stats_backends: reading the counters.
+ *		idgen_stats and idgen_stats_backends: reading the counters; and
+ *		idgen_leases(): the shard leases as the lease worker published them.
  *
  * Each process counts in its own slot (generator.c), so minting never
  * contends on a counter; readers sum the slots.  Figures are read without a
@@ -26,17 +27,20 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "generator.h"
 #include "layout.h"
 #include "lease_gate.h"
+#include "lease_set.h"
 #include "shard.h"
 #include "stats.h"
 
 PG_FUNCTION_INFO_V1(idgen_stats);
 PG_FUNCTION_INFO_V1(idgen_stats_backends);
+PG_FUNCTION_INFO_V1(idgen_leases);
 
 #define IDGEN_STATS_COLS			16
 #define IDGEN_STATS_COLS_1_1		13	/* before layout_ends, shard, shard_since */
@@ -155,4 +159,77 @@ idgen_stats_backends(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+#define IDGEN_LEASES_COLS		4
+#define IDGEN_LEASES_COLS_1_1	3	/* before since */
+
+/*
+ * This server's lease on each shard it owns: no rows without a registry.
+ * valid_until is the last millisecond this server may stamp, since when
+ * it holds the lease.  With a pool, the one row of the shard it claimed,
+ * or a row without a shard, "claiming", while it holds none.
+ */
+Datum
+idgen_leases(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int32	   *shards;
+	int			nshards;
+	int64		now;
+
+	idgen_check_preloaded();
+	InitMaterializedSRF(fcinfo, 0);
+	/* a database still at 1.1 declares every column but the last */
+	if (rsinfo->setDesc->natts != IDGEN_LEASES_COLS &&
+		rsinfo->setDesc->natts != IDGEN_LEASES_COLS_1_1)
+		elog(ERROR, "idgen_leases() is declared with %d columns, expected %d",
+			 rsinfo->setDesc->natts, IDGEN_LEASES_COLS);
+	if (!idgen_leases_on)
+		PG_RETURN_VOID();
+
+	if (idgen_pool_on)
+	{
+		int32		held = idgen_pool_held();
+
+		shards = palloc(sizeof(int32));
+		shards[0] = held;
+		nshards = held >= 0 ? 1 : 0;
+		if (held < 0)
+		{
+			Datum		values[IDGEN_LEASES_COLS] = {0};
+			bool		nulls[IDGEN_LEASES_COLS] = {true, false, true, true};
+
+			values[1] = CStringGetTextDatum("claiming");
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	else
+		nshards = idgen_owned_shards(&shards);
+	now = idgen_lease_now();
+	for (int i = 0; i < nshards; i++)
+	{
+		uint64		end = idgen_lease_end(shards[i]);
+		TimestampTz since = idgen_lease_since(shards[i]);
+		Datum		values[IDGEN_LEASES_COLS];
+		bool		nulls[IDGEN_LEASES_COLS] = {false, false, false, false};
+
+		values[0] = Int32GetDatum(shards[i]);
+		if (end == IDGEN_LEASE_PENDING)
+			values[1] = CStringGetTextDatum("pending");
+		else if (end == IDGEN_LEASE_NOT_HELD)
+			values[1] = CStringGetTextDatum("not held");
+		else if ((int64) end <= now)
+			values[1] = CStringGetTextDatum("expired");
+		else
+			values[1] = CStringGetTextDatum("held");
+		if (end > IDGEN_LEASE_NOT_HELD)
+			values[2] = TimestampTzGetDatum(idgen_ms_to_timestamptz(&idgen_layout, (int64) end - 1));
+		else
+			nulls[2] = true;
+		values[3] = TimestampTzGetDatum(since);
+		nulls[3] = since == 0;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
 }

@@ -13,7 +13,8 @@
 #    open range may still give, and the first, still minting below its
 #    published fence, gives none of the second's IDs;
 #  - resumed, the first finds the lane taken and stops opening ranges on it;
-#  - a clean stop gives the lane back; its ranges stay in the row;
+#  - a clean stop gives the lane back, in the registry transaction that
+#    gives back the live shard; its ranges stay in the row;
 #  - a live server never mints on a lane's row, a pool never claims one,
 #    and a shard leased live never becomes a lane;
 #  - the guard keeps a lane's row a lane, and its ranges.
@@ -105,6 +106,10 @@ $a->safe_psql('postgres',
 $b->stop;
 ok(log_has($b, 0, qr/idgen gave back the lease on backfill lane 100/),
 	'a clean stop gives the lane back');
+is( $registry->safe_psql($rdb,
+		"SELECT count(DISTINCT xmin::text), bool_and(owner IS NULL) FROM idgen_lease WHERE shard IN (2, 100)"),
+	'1|t',
+	'its live shard and its lane are given back in one registry transaction');
 is( $registry->safe_psql($rdb,
 		"SELECT lane, lane_ranges @> '$at'::timestamptz, "
 		  . "lane_ranges @> '2026-03-04 00:00:00+00'::timestamptz FROM idgen_lease WHERE shard = 100"),
