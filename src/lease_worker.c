@@ -622,7 +622,7 @@ lease_round(LeaseWorker *w, bool giving_back_all, bool live)
 	/* a fresh plan for every lease; which are due */
 	initStringInfo(&due);
 	appendStringInfoChar(&due, '{');
-	for (int i = 0; i < w->nleases; i++)
+	for (int i = 0; live && i < w->nleases; i++)
 	{
 		ShardLease *lease = &w->leases[i];
 
@@ -631,7 +631,7 @@ lease_round(LeaseWorker *w, bool giving_back_all, bool live)
 		lease->new_end = 0;
 		lease->floor = -1;
 		lease->row_until = 0;
-		if (live && lease_due(lease, giving_back_all, now_ms, &round.rhythm))
+		if (lease_due(lease, giving_back_all, now_ms, &round.rhythm))
 			appendStringInfo(&due, "%s%d", ndue++ ? "," : "", lease->shard);
 	}
 	appendStringInfoChar(&due, '}');
