@@ -2,7 +2,8 @@
  *
  * durable_file.c
  *		Small files in the data directory (the state file, the layout
- *		history, the lanes), and idgen's WAL records made durable.
+ *		history, the lanes, the history stamped everywhere), and idgen's
+ *		WAL records made durable.
  *
  * A file is written to a temporary name, fsync'd and durable_rename'd, so a
  * crash leaves either the old file or the new one, whole.  A record is
@@ -31,9 +32,10 @@
 #include "durable_file.h"
 #include "wal_records.h"
 
-void
-idgen_write_durably(const char *path, const char *tmp_path,
-					const void *data, size_t len)
+/* The bytes to a temporary file, then renamed over path. */
+static void
+write_durably(const char *path, const char *tmp_path,
+			  const void *data, size_t len)
 {
 	int			fd;
 
@@ -149,7 +151,7 @@ idgen_file_write(const char *path, const char *tmp_path, void *file,
 
 	Assert(crc_at + sizeof(crc) <= len);
 	memcpy((char *) file + crc_at, &crc, sizeof(crc));
-	idgen_write_durably(path, tmp_path, file, len);
+	write_durably(path, tmp_path, file, len);
 }
 
 /* Whether the CRC stored at crc_at is that of the bytes before it. */

@@ -24,8 +24,6 @@ extern void idgen_file_write(const char *path, const char *tmp_path,
 							 void *file, size_t len, size_t crc_at);
 extern bool idgen_file_intact(const void *file, size_t crc_at);
 
-extern void idgen_write_durably(const char *path, const char *tmp_path,
-								const void *data, size_t len);
 extern int	idgen_read_whole(const char *path, void *buf, size_t bufsize);
 extern bool idgen_log_durably(uint8 info, const void *data, uint32 len);
 

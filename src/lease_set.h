@@ -109,7 +109,8 @@ typedef struct LeaseRound
 	int64		last_ms;		/* stamped last, for the leases stopped */
 	bool		claiming;		/* with a pool and none held: claim one */
 	int32		claimed_shard;	/* the one claimed, or -1 */
-	bool		clocks_disagree;	/* why the round failed */
+	bool		clocks_disagree;	/* why the live part failed */
+	char	   *clocks_error;	/* its words, when the lanes went on */
 	char	   *error;			/* why the round failed */
 } LeaseRound;
 

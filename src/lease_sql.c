@@ -235,9 +235,14 @@ const char *const idgen_lease_sql_clock =
 
 /* ---- backfill lanes (lane_lease.c) ---- */
 
-/* Lets the guard see a lane's take: a live server never makes one. */
+/*
+ * Lets the guard see a lane's take (a live server never makes one), after
+ * the live statements of the round's transaction; their give-back is not
+ * the lanes'.
+ */
 const char *const idgen_lease_sql_lane_session =
-"SELECT pg_catalog.set_config('idgen_lease.lane', 'on', true)";
+"SELECT pg_catalog.set_config('idgen_lease.lane', 'on', true), "
+"pg_catalog.set_config('idgen_lease.giving_back', '', true)";
 
 /*
  * The lanes' rows, locked: whether each was ever used live (a row leased

@@ -501,7 +501,13 @@ exchange(LeaseWorker *w, LeaseRound *round, const char *due_shards, bool lanes)
 		stop_lost_leases(w, round->deadline);
 		if (!lanes)
 			return false;
+		/* the live part's failure is the clocks', whatever the lanes meet */
+		round->clocks_error = round->error;
+		round->error = NULL;
 		due_shards = NULL;
+		if (!idgen_registry_ready(round->deadline, round->rhythm.registry_ms,
+								  &round->error))
+			return false;
 	}
 	if (!idgen_registry_begin(round->deadline, &round->error))
 		return false;
@@ -578,7 +584,8 @@ report_round(LeaseWorker *w, const LeaseRound *round, bool ok)
 		if (!w->registry_failing || round->giving_back_all)
 			ereport(WARNING,
 					(errmsg("could not renew shard leases in the idgen lease registry: %s",
-							idgen_registry_mask(round->error)),
+							idgen_registry_mask(round->clocks_error ?
+												round->clocks_error : round->error)),
 					 round->giving_back_all ?
 					 errdetail("The leases of this server were not given back; other servers take them once they end.") :
 					 errdetail("Minting for a shard stops when its lease ends, %d ms after its last renewal, unless the registry is reached before.",

@@ -32,11 +32,13 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/pg_crc32c.h"
 #include "postmaster/bgworker.h"
 #include "replication/syncrep.h"
 #include "storage/ipc.h"
@@ -55,6 +57,19 @@
 #include "worker.h"
 
 #define IDGEN_STAMPED_TMP_FILE	IDGEN_STAMPED_FILE ".tmp"
+#define IDGEN_STAMPED_MAGIC		0x69647331	/* "ids1" */
+#define IDGEN_STAMPED_VERSION	1	/* idgen 1.4 to 1.7 wrote the history as
+									 * text, still read */
+
+/* The history last stamped everywhere, framed as idgen's other files. */
+typedef struct IdgenStampedFile
+{
+	uint32		magic;
+	uint32		version;
+	uint64		system_identifier;	/* pg_control's, of the writer */
+	IdgenLayoutHistory history;
+	pg_crc32c	crc;			/* of everything above */
+} IdgenStampedFile;
 
 /* The fence worker's: the worker it started, and when. */
 static BackgroundWorkerHandle *lister = NULL;
@@ -65,32 +80,78 @@ static TimestampTz launched_at = 0;
 static void
 write_stamped_file(const IdgenLayoutHistory *h)
 {
-	StringInfoData buf;
+	IdgenStampedFile file;
 
-	initStringInfo(&buf);
-	idgen_stamp_format(&buf, h);
-	appendStringInfoChar(&buf, '\n');
-	idgen_write_durably(IDGEN_STAMPED_FILE, IDGEN_STAMPED_TMP_FILE, buf.data, buf.len);
-	pfree(buf.data);
+	memset(&file, 0, sizeof(file));
+	file.magic = IDGEN_STAMPED_MAGIC;
+	file.version = IDGEN_STAMPED_VERSION;
+	file.system_identifier = GetSystemIdentifier();
+	file.history = *h;
+	idgen_file_write(IDGEN_STAMPED_FILE, IDGEN_STAMPED_TMP_FILE, &file,
+					 sizeof(file), offsetof(IdgenStampedFile, crc));
 }
 
-/* At the postmaster's start: what the file says was stamped everywhere. */
+/*
+ * At the postmaster's start: what the file says was stamped everywhere.
+ * Only this cluster's own file, whole, is believed.  A history taken for
+ * stamped that is not would let minting go on past databases without it,
+ * and the worker extend a restored stamp as if it were this server's.
+ * With none known the worker visits every database again: it leaves those
+ * stamped already as they are, and, as for no file, a stamp of fewer
+ * versions than a history that changed at this start refuses.
+ */
 void
 idgen_stamps_load_file(void)
 {
-	char		buf[8192];
-	int			len = idgen_read_whole(IDGEN_STAMPED_FILE, buf, sizeof(buf) - 1);
-	IdgenLayoutHistory h;
+	IdgenStampedFile file;
+	char		buf[sizeof(IdgenStampedFile) + 1];
+	int			len;
 
-	if (len <= 1 || buf[len - 1] != '\n')
+	len = idgen_read_whole(IDGEN_STAMPED_FILE, buf, sizeof(buf));
+	if (len < 0)
 		return;
-	buf[len - 1] = '\0';
-	if (idgen_stamp_parse(buf, &h))
-		idgen_stamps_done(&h);
-	else
-		ereport(WARNING,
-				(errmsg("idgen ignores \"%s\": it is not a layout history", IDGEN_STAMPED_FILE),
-				 errdetail("The \"idgen stamps\" worker stamps every database again at the next start of the fence worker.")));
+	memcpy(&file, buf, Min(len, (int) sizeof(file)));
+	if (len == sizeof(file) && file.magic == IDGEN_STAMPED_MAGIC &&
+		file.version == IDGEN_STAMPED_VERSION &&
+		idgen_file_intact(&file, offsetof(IdgenStampedFile, crc)) &&
+		idgen_history_check(&file.history))
+	{
+		if (file.system_identifier == GetSystemIdentifier())
+			idgen_stamps_done(&file.history);
+		else
+			ereport(WARNING,
+					(errmsg("idgen ignores \"%s\": it was written by another cluster",
+							IDGEN_STAMPED_FILE),
+					 errdetail("The file was written by the cluster with system identifier " UINT64_FORMAT "; this cluster's is " UINT64_FORMAT ".  The \"idgen stamps\" worker stamps every database again at the next start of the fence worker.",
+							   file.system_identifier, GetSystemIdentifier())));
+		return;
+	}
+
+	/*
+	 * The text idgen 1.4 to 1.7 wrote (the history, from ID 0) is taken as
+	 * they took it, once: a history that changed at the upgrade's start
+	 * then extends stamps of the versions before it, as it did.  The frame
+	 * replaces it when every database is stamped next.
+	 */
+	if (len >= 2 && buf[0] == '0' && buf[1] == ' ')
+	{
+		char		text[8192];
+		IdgenLayoutHistory h;
+
+		len = idgen_read_whole(IDGEN_STAMPED_FILE, text, sizeof(text) - 1);
+		if (len > 1 && text[len - 1] == '\n')
+		{
+			text[len - 1] = '\0';
+			if (idgen_stamp_parse(text, &h))
+			{
+				idgen_stamps_done(&h);
+				return;
+			}
+		}
+	}
+	ereport(WARNING,
+			(errmsg("idgen ignores \"%s\": it is not a layout history", IDGEN_STAMPED_FILE),
+			 errdetail("The \"idgen stamps\" worker stamps every database again at the next start of the fence worker.")));
 }
 
 /* Replay of the primary's record: a standby knows which stamps are its own. */

@@ -28,6 +28,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 use POSIX qw(strftime);
 use IPC::Run ();
+use File::Copy qw(copy);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
@@ -43,6 +44,15 @@ sub layout_settings
 	my (undef, $epoch, $shard_bits, $sequence_bits, $shard) = @{ $layout{$l} };
 	return "idgen.epoch = '$epoch'\nidgen.shard_bits = $shard_bits\n"
 	  . "idgen.sequence_bits = $sequence_bits\nidgen.shard_id = $shard\n";
+}
+
+# A file with these contents alone.
+sub append_to_file_fresh
+{
+	my ($path, $text) = @_;
+	unlink $path;
+	append_to_file($path, $text);
+	return;
 }
 
 # Every row's decoding as the server says it: id, time, shard, sequence.
@@ -202,7 +212,7 @@ foreach my $dump ($dump_a_fc, $dump_a_sq)
 }
 
 # A fresh cluster with the same layout: its history looks the same.
-my $q = idgen_node('q', conf => layout_settings('a'));
+my $q = idgen_node('q', conf => layout_settings('a'), own_system => 1);
 $q->start;
 {
 	my ($ok, $stderr) = restore($q, 'app', $dump_a_fc);
@@ -243,6 +253,28 @@ $p->safe_psql('app', 'SELECT idgen_next()');
 # milliseconds: 5 s of the log, not the 30 s a line that should come gets)
 ok(!log_has($p, $offset, qr/idgen stamped/, 5),
 	'P, restarted: the history was stamped everywhere already; no database is visited');
+
+# idgen.stamped is framed with the cluster's identifier: another cluster's
+# file is not believed (every database is visited again), and the text an
+# older idgen wrote still is.
+$p->stop;
+copy($q->data_dir . '/idgen.stamped', $p->data_dir . '/idgen.stamped')
+  or die "copy: $!";
+$offset = -s $p->logfile;
+$p->start;
+$p->safe_psql('app', 'SELECT idgen_next()');
+ok(log_has($p, $offset, qr/idgen ignores "idgen.stamped": it was written by another cluster/),
+	"P, with Q's idgen.stamped: the file is ignored, as another cluster's");
+ok(log_has($p, $offset, qr/idgen stamped every database with its 2 layout version\(s\)/),
+	'P: every database is visited again, and the file written anew');
+$p->stop;
+append_to_file_fresh($p->data_dir . '/idgen.stamped',
+	"0 12/10 2026-01-01T00:00:00Z, $cut 13/9 2026-01-01T00:00:00Z\n");
+$offset = -s $p->logfile;
+$p->start;
+$p->safe_psql('app', 'SELECT idgen_next()');
+ok(!log_has($p, $offset, qr/idgen stamped|idgen ignores/, 5),
+	'P, with the text idgen 1.4 to 1.7 wrote: it is taken; no database is visited');
 
 my $dump_b_fc = "$dir/app_b.dump";
 my $dump_b_sq = "$dir/app_b.sql";
