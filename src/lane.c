@@ -32,6 +32,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/s_lock.h"
@@ -539,30 +540,55 @@ pg_noinline static void
 lanes_full(int64 ms)
 {
 	int			n = 0;
+	int			npassed = 0;
 	int			passed;
+	int32		passed_shard = -1;
+	bool		passed_live = false;
 	int			full;
 	int			used_before;
+	StringInfoData detail;
 
 	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
-	if ((passed = unusable_lane()) >= 0)
-	{
-		/* the others are full there: the one passed over is the news */
-		LWLockRelease(idgen_lanes->lock);
-		idgen_lanes_refuse_lane(&idgen_lanes->lanes[passed]);
-	}
+	passed = unusable_lane();
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
-		n += idgen_lanes->lanes[i].configured;
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		if (!lane->configured)
+			continue;
+		if (lane_may_mint(lane))
+			n++;
+		else
+			npassed++;
+	}
+	if (passed >= 0)
+	{
+		passed_shard = idgen_lanes->lanes[passed].used.shard;
+		passed_live = idgen_lane_table_was_live(&idgen_lanes->base, passed_shard);
+	}
 	idgen_lanes_late_explain(ms, &full, &used_before);
 	LWLockRelease(idgen_lanes->lock);
+
+	initStringInfo(&detail);
+	appendStringInfo(&detail, "Of the %d lanes that may mint, %d gave all their %d IDs at that millisecond%s or went past it, and %d used it in a window or range that has ended (a restart ends them; their milliseconds stay used); \"%s\" is %d ms.",
+					 n, full, 1 << idgen_layout.sequence_bits,
+					 idgen_backfill_max_shift > 0 ? " and the next ones allowed" : "",
+					 used_before,
+					 "idgen.backfill_max_shift", idgen_backfill_max_shift);
+	/* the others are full there: a lane passed over is named too */
+	if (npassed > 0)
+		appendStringInfo(&detail, "  %d more lane%s passed over: lane %d %s.",
+						 npassed, npassed == 1 ? " is" : "s are", passed_shard,
+						 passed_live ? "was minted live" :
+						 "is new to this cluster (named since the lanes were attested)");
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("no backfill lane can mint at %s",
 					timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, ms))),
-			 errdetail("Of the %d lanes, %d gave all their %d IDs at that millisecond%s, and %d used it in a window or range that has ended (a restart ends them; their milliseconds stay used); \"%s\" is %d ms.",
-					   n, full, 1 << idgen_layout.sequence_bits,
-					   idgen_backfill_max_shift > 0 ? " and the next ones allowed" : "",
-					   used_before,
-					   "idgen.backfill_max_shift", idgen_backfill_max_shift),
+			 errdetail("%s", detail.data),
+			 npassed > 0 && !passed_live ?
+			 errhint("Attest the lanes passed over with SELECT idgen_lanes_init() (first SELECT idgen_advance_past(max(id)) on their IDs, if any may exist), add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
+					 "idgen.backfill_shards", "idgen.backfill_max_shift") :
 			 errhint("Add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift")));
 }

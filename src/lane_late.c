@@ -533,8 +533,9 @@ idgen_lanes_late_open(int64 ms)
 }
 
 /*
- * For an error: of the lanes that mint, how many have a window full at ms,
- * and how many used ms before (a window or range that ended).
+ * For an error: of the lanes that mint, how many have a window full at ms
+ * or a cursor gone past it, and how many used ms before (a window or range
+ * that ended).
  */
 void
 idgen_lanes_late_explain(int64 ms, int *full, int *used_before)
@@ -544,10 +545,15 @@ idgen_lanes_late_explain(int64 ms, int *full, int *used_before)
 	for (int i = 0; i < idgen_lanes->nlanes; i++)
 	{
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
+		uint64		next = pg_atomic_read_u64(&lane->next);
 
 		if (!lane->mints)
 			continue;
-		if (window_holds(lane, ms))
+
+		/* its window counts there, or its cursor went past it */
+		if (window_holds(lane, ms) ||
+			(lane->open_lo >= 0 && ms >= lane->open_lo && next != LANE_CLOSED &&
+			 ms < lane_state_ms(next)))
 			(*full)++;
 		else if (idgen_lane_used(&lane->used, ms))
 			(*used_before)++;
