@@ -540,6 +540,7 @@ pg_noinline static void
 lanes_full(int64 ms)
 {
 	int			n = 0;
+	int			nelsewhere = 0;
 	int			npassed = 0;
 	int			passed;
 	int32		passed_shard = -1;
@@ -556,8 +557,10 @@ lanes_full(int64 ms)
 
 		if (!lane->configured)
 			continue;
-		if (lane_may_mint(lane))
+		if (lane->mints)
 			n++;
+		else if (lane_may_mint(lane))
+			nelsewhere++;		/* its row held by another server */
 		else
 			npassed++;
 	}
@@ -570,11 +573,15 @@ lanes_full(int64 ms)
 	LWLockRelease(idgen_lanes->lock);
 
 	initStringInfo(&detail);
-	appendStringInfo(&detail, "Of the %d lanes that may mint, %d gave all their %d IDs at that millisecond%s or went past it, and %d used it in a window or range that has ended (a restart ends them; their milliseconds stay used); \"%s\" is %d ms.",
-					 n, full, 1 << idgen_layout.sequence_bits,
-					 idgen_backfill_max_shift > 0 ? " and the next ones allowed" : "",
-					 used_before,
+	appendStringInfo(&detail,
+					 n == 1 ?
+					 "Of the %d lane that mints here, %d gave all its %d IDs at that millisecond or went past it, and %d used it in a window or range that has ended (a restart ends them; their milliseconds stay used); \"%s\" is %d ms." :
+					 "Of the %d lanes that mint here, %d gave all their %d IDs at that millisecond or went past it, and %d used it in a window or range that has ended (a restart ends them; their milliseconds stay used); \"%s\" is %d ms.",
+					 n, full, 1 << idgen_layout.sequence_bits, used_before,
 					 "idgen.backfill_max_shift", idgen_backfill_max_shift);
+	if (nelsewhere > 0)
+		appendStringInfo(&detail, "  %d more lane%s leased to other servers.",
+						 nelsewhere, nelsewhere == 1 ? " is" : "s are");
 	/* the others are full there: a lane passed over is named too */
 	if (npassed > 0)
 		appendStringInfo(&detail, "  %d more lane%s passed over: lane %d %s.",
@@ -586,8 +593,8 @@ lanes_full(int64 ms)
 			 errmsg("no backfill lane can mint at %s",
 					timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, ms))),
 			 errdetail("%s", detail.data),
-			 npassed > 0 && !passed_live ?
-			 errhint("Attest the lanes passed over with SELECT idgen_lanes_init() (first SELECT idgen_advance_past(max(id)) on their IDs, if any may exist), add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
+			 npassed > 0 ?
+			 errhint("Attest the lanes named since the last attestation with SELECT idgen_lanes_init() (first SELECT idgen_advance_past(max(id)) on their IDs, if any may exist), add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift") :
 			 errhint("Add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift")));

@@ -51,6 +51,7 @@
 
 #include "durable_file.h"
 #include "layout_stamp.h"
+#include "settings.h"
 #include "stamp_kept.h"
 #include "stamp_worker.h"
 #include "wal_records.h"
@@ -93,7 +94,9 @@ write_stamped_file(const IdgenLayoutHistory *h)
 
 /*
  * At the postmaster's start: what the file says was stamped everywhere.
- * Only this cluster's own file, whole, is believed.  A history taken for
+ * Only this cluster's own file, whole, is believed (another cluster's when
+ * idgen.allow_foreign_state carries it over, as it does the state and the
+ * layouts; and, once, the text an older idgen wrote).  A history taken for
  * stamped that is not would let minting go on past databases without it,
  * and the worker extend a restored stamp as if it were this server's.
  * With none known the worker visits every database again: it leaves those
@@ -116,8 +119,14 @@ idgen_stamps_load_file(void)
 		idgen_file_intact(&file, offsetof(IdgenStampedFile, crc)) &&
 		idgen_history_check(&file.history))
 	{
-		if (file.system_identifier == GetSystemIdentifier())
+		/* carried over on purpose, as the state and the layouts are */
+		if (file.system_identifier == GetSystemIdentifier() ||
+			idgen_allow_foreign_state)
+		{
 			idgen_stamps_done(&file.history);
+			if (file.system_identifier != GetSystemIdentifier())
+				write_stamped_file(&file.history);
+		}
 		else
 			ereport(WARNING,
 					(errmsg("idgen ignores \"%s\": it was written by another cluster",
@@ -129,9 +138,9 @@ idgen_stamps_load_file(void)
 
 	/*
 	 * The text idgen 1.4 to 1.7 wrote (the history, from ID 0) is taken as
-	 * they took it, once: a history that changed at the upgrade's start
-	 * then extends stamps of the versions before it, as it did.  The frame
-	 * replaces it when every database is stamped next.
+	 * they took it, and written framed at once, so that it is read once: a
+	 * history that changed at the upgrade's start then extends stamps of
+	 * the versions before it, as it did.
 	 */
 	if (len >= 2 && buf[0] == '0' && buf[1] == ' ')
 	{
@@ -145,6 +154,7 @@ idgen_stamps_load_file(void)
 			if (idgen_stamp_parse(text, &h))
 			{
 				idgen_stamps_done(&h);
+				write_stamped_file(&h);
 				return;
 			}
 		}

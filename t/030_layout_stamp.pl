@@ -275,6 +275,8 @@ $p->start;
 $p->safe_psql('app', 'SELECT idgen_next()');
 ok(!log_has($p, $offset, qr/idgen stamped|idgen ignores/, 5),
 	'P, with the text idgen 1.4 to 1.7 wrote: it is taken; no database is visited');
+unlike(slurp_file($p->data_dir . '/idgen.stamped'), qr/^0 /,
+	'and it is written framed at once, to be read once');
 
 my $dump_b_fc = "$dir/app_b.dump";
 my $dump_b_sq = "$dir/app_b.sql";

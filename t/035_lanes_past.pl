@@ -87,7 +87,7 @@ is($node->safe_psql('postgres', 'SELECT ready FROM idgen_lanes() WHERE shard = 6
 ($ret, $stderr) = psql_fails($node,
 	"SELECT count(*) FROM idgen_next_at_n('$raised_at', $cap + 1)");
 like($stderr,
-	qr/no backfill lane can mint at 2026-05-05 05:05:05.005.*Of the 1 lanes that may mint, 1 gave all.*1 more lane is passed over: lane 60 is new to this cluster.*HINT:.*idgen_lanes_init/s,
+	qr/no backfill lane can mint at 2026-05-05 05:05:05.005.*Of the 1 lane that mints here, 1 gave all.*1 more lane is passed over: lane 60 is new to this cluster.*HINT:.*idgen_lanes_init/s,
 	'when the others are full at a time, the error says so, and names the lane passed over');
 
 # the raise does not attest it, before a restart or after
