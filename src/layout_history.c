@@ -39,17 +39,20 @@
 #include "layout_history.h"
 
 #define IDGEN_LAYOUTS_TMP_FILE	IDGEN_LAYOUTS_FILE ".tmp"
-#define IDGEN_LAYOUTS_MAGIC		0x6964676c	/* "idgl" */
-#define IDGEN_LAYOUTS_VERSION	1
+#define IDGEN_HISTORY_FILE_VERSION	1
 
-typedef struct IdgenLayoutsFile
+/*
+ * A history in a file: the layouts' (idgen.layouts), and the one stamped
+ * in every database (idgen.stamped, stamp_worker.c), each with its magic.
+ */
+typedef struct IdgenHistoryFile
 {
 	uint32		magic;
 	uint32		version;
 	uint64		system_identifier;	/* pg_control's, of the writer */
 	IdgenLayoutHistory history;
 	pg_crc32c	crc;			/* of everything above */
-} IdgenLayoutsFile;
+} IdgenHistoryFile;
 
 typedef struct IdgenHistoryShared
 {
@@ -191,29 +194,56 @@ idgen_history_check(const IdgenLayoutHistory *history)
 	return true;
 }
 
+/*
+ * 0, with the history and the writer's system identifier; -1 when there is
+ * no file; 1 when it is not a whole history with this magic.
+ */
+int
+idgen_history_file_read(const char *path, uint32 magic,
+						IdgenLayoutHistory *history, uint64 *system_identifier)
+{
+	IdgenHistoryFile file;
+	char		buf[sizeof(IdgenHistoryFile) + 1];
+	int			r;
+
+	r = idgen_read_whole(path, buf, sizeof(buf));
+	if (r < 0)
+		return -1;
+	memcpy(&file, buf, Min(r, (int) sizeof(file)));
+	if (r != sizeof(file) || file.magic != magic ||
+		file.version != IDGEN_HISTORY_FILE_VERSION ||
+		!idgen_file_intact(&file, offsetof(IdgenHistoryFile, crc)) ||
+		!idgen_history_check(&file.history))
+		return 1;
+	*history = file.history;
+	*system_identifier = file.system_identifier;
+	return 0;
+}
+
+void
+idgen_history_file_write(const char *path, const char *tmp_path, uint32 magic,
+						 const IdgenLayoutHistory *history)
+{
+	IdgenHistoryFile file;
+
+	memset(&file, 0, sizeof(file));
+	file.magic = magic;
+	file.version = IDGEN_HISTORY_FILE_VERSION;
+	file.system_identifier = GetSystemIdentifier();
+	file.history = *history;
+	idgen_file_write(path, tmp_path, &file, sizeof(file),
+					 offsetof(IdgenHistoryFile, crc));
+}
+
 /* 0, or -1 when there is no file; ERROR when it is not a history. */
 int
 idgen_history_read_file(IdgenLayoutHistory *history, uint64 *system_identifier)
 {
-	IdgenLayoutsFile file;
-	char		buf[sizeof(IdgenLayoutsFile) + 1];
-	int			r;
+	int			r = idgen_history_file_read(IDGEN_LAYOUTS_FILE, IDGEN_LAYOUTS_MAGIC,
+											history, system_identifier);
 
-	r = idgen_read_whole(IDGEN_LAYOUTS_FILE, buf, sizeof(buf));
-	if (r < 0)
-		return -1;
-	memcpy(&file, buf, Min(r, (int) sizeof(file)));
-	if (r == sizeof(file) && file.magic == IDGEN_LAYOUTS_MAGIC &&
-		file.version == IDGEN_LAYOUTS_VERSION)
-	{
-		if (idgen_file_intact(&file, offsetof(IdgenLayoutsFile, crc)) &&
-			idgen_history_check(&file.history))
-		{
-			*history = file.history;
-			*system_identifier = file.system_identifier;
-			return 0;
-		}
-	}
+	if (r <= 0)
+		return r;
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("idgen layout history \"%s\" is corrupt", IDGEN_LAYOUTS_FILE),
@@ -225,15 +255,8 @@ idgen_history_read_file(IdgenLayoutHistory *history, uint64 *system_identifier)
 void
 idgen_history_write_file(const IdgenLayoutHistory *history)
 {
-	IdgenLayoutsFile file;
-
-	memset(&file, 0, sizeof(file));
-	file.magic = IDGEN_LAYOUTS_MAGIC;
-	file.version = IDGEN_LAYOUTS_VERSION;
-	file.system_identifier = GetSystemIdentifier();
-	file.history = *history;
-	idgen_file_write(IDGEN_LAYOUTS_FILE, IDGEN_LAYOUTS_TMP_FILE, &file,
-					 sizeof(file), offsetof(IdgenLayoutsFile, crc));
+	idgen_history_file_write(IDGEN_LAYOUTS_FILE, IDGEN_LAYOUTS_TMP_FILE,
+							 IDGEN_LAYOUTS_MAGIC, history);
 }
 
 /*

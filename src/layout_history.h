@@ -77,6 +77,16 @@ extern bool idgen_history_check(const IdgenLayoutHistory *history);
 extern int	idgen_history_read_file(IdgenLayoutHistory *history,
 									uint64 *system_identifier);
 extern void idgen_history_write_file(const IdgenLayoutHistory *history);
+
+/* One frame for a history in a file, whichever file (magics below). */
+#define IDGEN_LAYOUTS_MAGIC		0x6964676c	/* "idgl": idgen.layouts */
+#define IDGEN_STAMPED_MAGIC		0x69647331	/* "ids1": idgen.stamped */
+extern int	idgen_history_file_read(const char *path, uint32 magic,
+									IdgenLayoutHistory *history,
+									uint64 *system_identifier);
+extern void idgen_history_file_write(const char *path, const char *tmp_path,
+									 uint32 magic,
+									 const IdgenLayoutHistory *history);
 extern void idgen_history_assume(IdgenLayoutHistory *history,
 								 const IdgenLayout *layout);
 

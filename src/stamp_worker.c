@@ -38,7 +38,6 @@
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "port/pg_crc32c.h"
 #include "postmaster/bgworker.h"
 #include "replication/syncrep.h"
 #include "storage/ipc.h"
@@ -50,6 +49,7 @@
 #include "utils/timestamp.h"
 
 #include "durable_file.h"
+#include "layout_history.h"
 #include "layout_stamp.h"
 #include "settings.h"
 #include "stamp_kept.h"
@@ -58,38 +58,18 @@
 #include "worker.h"
 
 #define IDGEN_STAMPED_TMP_FILE	IDGEN_STAMPED_FILE ".tmp"
-#define IDGEN_STAMPED_MAGIC		0x69647331	/* "ids1" */
-#define IDGEN_STAMPED_VERSION	1	/* idgen 1.4 to 1.7 wrote the history as
-									 * text, still read */
-
-/* The history last stamped everywhere, framed as idgen's other files. */
-typedef struct IdgenStampedFile
-{
-	uint32		magic;
-	uint32		version;
-	uint64		system_identifier;	/* pg_control's, of the writer */
-	IdgenLayoutHistory history;
-	pg_crc32c	crc;			/* of everything above */
-} IdgenStampedFile;
-
 /* The fence worker's: the worker it started, and when. */
 static BackgroundWorkerHandle *lister = NULL;
 static TimestampTz launched_at = 0;
 
 /* ---- The record of the history stamped everywhere ---- */
 
+/* In the frame of idgen.layouts (layout_history.c), with its own magic. */
 static void
 write_stamped_file(const IdgenLayoutHistory *h)
 {
-	IdgenStampedFile file;
-
-	memset(&file, 0, sizeof(file));
-	file.magic = IDGEN_STAMPED_MAGIC;
-	file.version = IDGEN_STAMPED_VERSION;
-	file.system_identifier = GetSystemIdentifier();
-	file.history = *h;
-	idgen_file_write(IDGEN_STAMPED_FILE, IDGEN_STAMPED_TMP_FILE, &file,
-					 sizeof(file), offsetof(IdgenStampedFile, crc));
+	idgen_history_file_write(IDGEN_STAMPED_FILE, IDGEN_STAMPED_TMP_FILE,
+							 IDGEN_STAMPED_MAGIC, h);
 }
 
 /*
@@ -106,33 +86,32 @@ write_stamped_file(const IdgenLayoutHistory *h)
 void
 idgen_stamps_load_file(void)
 {
-	IdgenStampedFile file;
-	char		buf[sizeof(IdgenStampedFile) + 1];
+	IdgenLayoutHistory h;
+	uint64		system_identifier;
+	char		text[8192];
 	int			len;
+	int			r;
 
-	len = idgen_read_whole(IDGEN_STAMPED_FILE, buf, sizeof(buf));
-	if (len < 0)
+	r = idgen_history_file_read(IDGEN_STAMPED_FILE, IDGEN_STAMPED_MAGIC, &h,
+								&system_identifier);
+	if (r < 0)
 		return;
-	memcpy(&file, buf, Min(len, (int) sizeof(file)));
-	if (len == sizeof(file) && file.magic == IDGEN_STAMPED_MAGIC &&
-		file.version == IDGEN_STAMPED_VERSION &&
-		idgen_file_intact(&file, offsetof(IdgenStampedFile, crc)) &&
-		idgen_history_check(&file.history))
+	if (r == 0)
 	{
 		/* carried over on purpose, as the state and the layouts are */
-		if (file.system_identifier == GetSystemIdentifier() ||
+		if (system_identifier == GetSystemIdentifier() ||
 			idgen_allow_foreign_state)
 		{
-			idgen_stamps_done(&file.history);
-			if (file.system_identifier != GetSystemIdentifier())
-				write_stamped_file(&file.history);
+			idgen_stamps_done(&h);
+			if (system_identifier != GetSystemIdentifier())
+				write_stamped_file(&h);
 		}
 		else
 			ereport(WARNING,
 					(errmsg("idgen ignores \"%s\": it was written by another cluster",
 							IDGEN_STAMPED_FILE),
 					 errdetail("The file was written by the cluster with system identifier " UINT64_FORMAT "; this cluster's is " UINT64_FORMAT ".  The \"idgen stamps\" worker stamps every database again at the next start of the fence worker.",
-							   file.system_identifier, GetSystemIdentifier())));
+							   system_identifier, GetSystemIdentifier())));
 		return;
 	}
 
@@ -142,21 +121,15 @@ idgen_stamps_load_file(void)
 	 * history that changed at the upgrade's start then extends stamps of
 	 * the versions before it, as it did.
 	 */
-	if (len >= 2 && buf[0] == '0' && buf[1] == ' ')
+	len = idgen_read_whole(IDGEN_STAMPED_FILE, text, sizeof(text) - 1);
+	if (len > 2 && text[0] == '0' && text[1] == ' ' && text[len - 1] == '\n')
 	{
-		char		text[8192];
-		IdgenLayoutHistory h;
-
-		len = idgen_read_whole(IDGEN_STAMPED_FILE, text, sizeof(text) - 1);
-		if (len > 1 && text[len - 1] == '\n')
+		text[len - 1] = '\0';
+		if (idgen_stamp_parse(text, &h))
 		{
-			text[len - 1] = '\0';
-			if (idgen_stamp_parse(text, &h))
-			{
-				idgen_stamps_done(&h);
-				write_stamped_file(&h);
-				return;
-			}
+			idgen_stamps_done(&h);
+			write_stamped_file(&h);
+			return;
 		}
 	}
 	ereport(WARNING,
