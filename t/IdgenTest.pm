@@ -254,14 +254,17 @@ sub libfaketime
 }
 
 # The offset goes to a temporary file renamed into place, so that the
-# server never reads a half-written one.
+# server never reads a half-written one; a temporary file of this
+# process's own, since a strobe's child writes the same clock while the
+# test moves it.
 sub set_clock_offset
 {
 	my ($file, $seconds) = @_;
-	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
+	my $tmp = "$file.tmp.$$";
+	open my $fh, '>', $tmp or die "could not write $tmp: $!";
 	printf $fh "%+.3f\n", $seconds;
 	close $fh;
-	rename("$file.tmp", $file) or die "could not rename to $file: $!";
+	rename($tmp, $file) or die "could not rename to $file: $!";
 	return;
 }
 
