@@ -12,7 +12,8 @@
 # Meanwhile a nemesis drawn from the seed (IDGEN_NEMESIS_SEEDS, one run
 # each) kills servers with SIGKILL, the postmaster and every child of it at
 # once, as a crash of the machine does (Processes.pm: the test fails if
-# any child runs on after the kill), or one process of a server, freezes a
+# any child runs on after the kill), or one process of a server (which
+# takes it down, to start again a second later), freezes a
 # server past its lease (SIGSTOP, then SIGCONT), steps a server's clock
 # 5 s either way while it runs and an hour back while it is down, strobes
 # it (200 ms either way every 10 ms), kills (as a server), freezes and
@@ -379,7 +380,7 @@ sub later
 my %busy;
 
 my %lasts = (
-	kill9 => 1.5, freeze => $lease_s + 1.5, step_ahead => 3.5,
+	kill9 => 1.5, kill9_worker => 1.5, freeze => $lease_s + 1.5, step_ahead => 3.5,
 	step_behind => 3.5, strobe => 2.5, down_hour_back => 3.5,
 	registry_kill => 1.5, registry_freeze => 2.5,
 	partition => $lease_s + 2.5, partition_reset => $lease_s + 2.5,
@@ -438,6 +439,9 @@ sub run_one_fault
 		my $what = command_of($victim);
 		event("kill -9 of $name\'s process $victim ($what)");
 		kill('KILL', $victim);
+		# restart_after_crash is off: the postmaster went down with it
+		later($pending, 1, "$name started again after its process was killed",
+			sub { start_server($node) unless postmaster_pids($node) });
 	}
 	elsif ($fault eq 'freeze')
 	{
@@ -820,7 +824,12 @@ sub run_seed
 
 	# app mints into each restored database again now that every server
 	# and the registry are back: the faults may have left it no shard to
-	# mint with during the run
+	# mint with during the run.  The pool has a shard for each pool server,
+	# none for a clone of one, which may hold the restore's server's shard:
+	# the clone stops meanwhile (its lease given back) and starts again for
+	# its rows to be counted.
+	my @clones = grep { $_->name =~ /^clone_s\d+_/ } @servers;
+	$_->stop('fast', fail_ok => 1) for @clones;
 	foreach my $node (@servers)
 	{
 		foreach my $db (@{ $restored{ $node->name } // [] })
@@ -830,6 +839,7 @@ sub run_seed
 			  if defined $err;
 		}
 	}
+	start_server($_) for @clones;
 
 	my @files = (glob("$work/ack_${seed}_*"), "$work/explicit_$seed");
 	my $all = check($seed, \@servers, \@log, \%restored, @files);
