@@ -21,6 +21,8 @@ OBJS = \
 	src/stamp_worker.o \
 	src/stamp_hooks.o \
 	src/stamp_kept.o \
+	src/stamp_shards.o \
+	src/stamp_write.o \
 	src/durable_file.o \
 	src/layout_spec.o \
 	src/shard.o \

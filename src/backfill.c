@@ -40,6 +40,7 @@ idgen_next_at(PG_FUNCTION_ARGS)
 
 	idgen_check_preloaded();
 	idgen_check_database_mints();
+	idgen_check_lanes_named();
 	ms = idgen_lanes_ms_of(t);
 	idgen_lanes_reserve(ms, 1, &run);
 	PG_RETURN_INT64(idgen_lane_run_id(&run, 0));
@@ -73,6 +74,7 @@ idgen_next_at_n(PG_FUNCTION_ARGS)
 
 	idgen_check_preloaded();
 	idgen_check_database_mints();
+	idgen_check_lanes_named();
 	idgen_check_block_size(n);
 	ms = idgen_lanes_ms_of(t);
 

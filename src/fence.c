@@ -81,6 +81,7 @@
 #include "lane.h"
 #include "layout.h"
 #include "layout_history.h"
+#include "layout_stamp.h"
 #include "stamp_worker.h"
 #include "settings.h"
 #include "wait_event.h"
@@ -665,6 +666,7 @@ idgen_fence_worker_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			idgen_lanes_note_live();
+			idgen_stamps_shards_changed();
 		}
 
 		/*

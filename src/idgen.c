@@ -262,6 +262,19 @@ idgen_next_n_shard(PG_FUNCTION_ARGS)
 	return next_n(fcinfo, PG_GETARG_INT32(1));
 }
 
+static bool
+owned_live(int32 shard)
+{
+	int32	   *owned;
+	int			n = idgen_owned_shards(&owned);
+	bool		found = false;
+
+	for (int i = 0; i < n && !found; i++)
+		found = owned[i] == shard;
+	pfree(owned);
+	return found;
+}
+
 Datum
 idgen_advance_past(PG_FUNCTION_ARGS)
 {
@@ -297,6 +310,8 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 
 	ahead_ms = idgen_raise_past(id);
 	idgen_lanes_raise_past(id);
+	if (!owned_live(idgen_shard_of_id(&idgen_layout, (uint64) id)))
+		idgen_stamp_name_shard(idgen_shard_of_id(&idgen_layout, (uint64) id));
 	if (ahead_ms > idgen_max_lead)
 		ereport(WARNING,
 				(errmsg("idgen's clock is now " INT64_FORMAT " ms ahead of the wall clock", ahead_ms),

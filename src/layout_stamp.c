@@ -52,6 +52,7 @@
 #include "pgtime.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
+#include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
@@ -224,10 +225,22 @@ typedef struct IdgenStampsShared
 	pg_atomic_uint64 done_key;	/* idgen_history_key(&done), 0 for none */
 	pg_atomic_uint32 last_database;	/* the last one the worker stamped */
 	pg_atomic_uint32 begun;		/* the fence worker has recorded the history */
-	ConditionVariable cv;		/* broadcast when done changes */
+	pg_atomic_uint32 shards_named;	/* every stamp names this server's shards */
+	pg_atomic_uint64 shards_key;	/* which shards, as idgen_stamps_shards_changed saw them */
+	ConditionVariable cv;		/* broadcast when done or lanes_named change */
 } IdgenStampsShared;
 
 static IdgenStampsShared *stamps_shared = NULL;
+
+/* Which shards this server mints on, as a number. */
+static uint64
+shards_key(void)
+{
+	IdgenStampShards server;
+
+	idgen_stamp_shards_server(&server);
+	return hash_bytes_extended((const unsigned char *) &server, sizeof(server), 0);
+}
 
 Size
 idgen_stamps_shmem_size(void)
@@ -248,6 +261,9 @@ idgen_stamps_shmem_attach(void)
 		pg_atomic_init_u64(&stamps_shared->done_key, 0);
 		pg_atomic_init_u32(&stamps_shared->last_database, InvalidOid);
 		pg_atomic_init_u32(&stamps_shared->begun, 0);
+		/* known only once the worker has visited every database */
+		pg_atomic_init_u32(&stamps_shared->shards_named, 0);
+		pg_atomic_init_u64(&stamps_shared->shards_key, shards_key());
 		ConditionVariableInit(&stamps_shared->cv);
 	}
 }
@@ -291,6 +307,32 @@ idgen_stamps_done_history(IdgenLayoutHistory *h)
 	*h = stamps_shared->done;
 	SpinLockRelease(&stamps_shared->mutex);
 	return h->nversions > 0;
+}
+
+/*
+ * After a reload (the fence worker): a live shard added is named in every
+ * database by another visit.
+ */
+void
+idgen_stamps_shards_changed(void)
+{
+	uint64		key = shards_key();
+
+	if (pg_atomic_exchange_u64(&stamps_shared->shards_key, key) != key)
+		pg_atomic_write_u32(&stamps_shared->shards_named, 0);
+}
+
+bool
+idgen_stamps_shards_pending(void)
+{
+	return pg_atomic_read_u32(&stamps_shared->shards_named) == 0;
+}
+
+void
+idgen_stamps_shards_named(void)
+{
+	pg_atomic_write_u32(&stamps_shared->shards_named, 1);
+	ConditionVariableBroadcast(&stamps_shared->cv);
 }
 
 void
@@ -380,16 +422,32 @@ idgen_comment_stamp(const char *comment, IdgenLayoutHistory *stamp, bool *malfor
 	return ok;
 }
 
-/* The description without its stamp. */
+/* The description without its stamp, the lanes' part included. */
 char *
 idgen_comment_text(const char *comment)
 {
 	const char *open;
+	IdgenStampShards lanes;
 
 	if (comment == NULL)
 		return pstrdup("");
 	open = stamp_in(comment);
-	return open ? pnstrdup(comment, open - comment) : pstrdup(comment);
+	if (open == NULL)
+		return pstrdup(comment);
+	open = idgen_stamp_shards_in(comment, open, &lanes);
+	return pnstrdup(comment, open - comment);
+}
+
+/* The lanes a comment's stamp names: any, where it has no stamp. */
+void
+idgen_comment_shards(const char *comment, IdgenStampShards *lanes)
+{
+	const char *open = comment ? stamp_in(comment) : NULL;
+
+	if (open == NULL)
+		idgen_stamp_shards_any(lanes);
+	else
+		(void) idgen_stamp_shards_in(comment, open, lanes);
 }
 
 void
@@ -397,21 +455,6 @@ idgen_stamp_changed(void)
 {
 	/* heard by every process of the database at commit */
 	CacheInvalidateRelcacheByRelid(DescriptionRelationId);
-}
-
-void
-idgen_stamp_write_on(Oid extoid, const char *text, const IdgenLayoutHistory *h)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, text);
-	appendStringInfoString(&buf, IDGEN_STAMP_OPEN);
-	idgen_stamp_format(&buf, h);
-	appendStringInfoString(&buf, STAMP_CLOSE);
-	CreateComments(extoid, ExtensionRelationId, 0, buf.data);
-	CommandCounterIncrement();
-	idgen_stamp_changed();
 }
 
 idgen_noreturn static void
@@ -484,35 +527,6 @@ typedef enum StampKind
 	KIND_MISSING				/* 1.4 and later without one */
 } StampKind;
 
-static StampKind
-read_stamp(IdgenLayoutHistory *stamp, Oid *extoid)
-{
-	IdgenExtensionHere ext;
-	char	   *comment;
-	bool		malformed;
-
-	memset(stamp, 0, sizeof(*stamp));
-	*extoid = InvalidOid;
-	if (!idgen_extension_here(&ext) || ext.minor < 3)
-		return KIND_NONE;
-	*extoid = ext.oid;
-	if (ext.minor == 3)
-	{
-		Oid			relid = get_relname_relid(IDGEN_COPY_TABLE, ext.schema);
-
-		if (!OidIsValid(relid))
-			return KIND_NONE;
-		idgen_read_copy(relid, stamp);
-		return KIND_COPY;
-	}
-	comment = GetComment(ext.oid, ExtensionRelationId, 0);
-	if (idgen_comment_stamp(comment, stamp, &malformed))
-		return KIND_STAMP;
-	return KIND_MISSING;
-}
-
-/* ---- What this process decodes and mints by ---- */
-
 typedef enum Verdict
 {
 	VERDICT_AGREE,				/* decode, and mint */
@@ -530,12 +544,49 @@ static struct
 	IdgenStampMatch match;
 	Verdict		verdict;
 	IdgenLayoutHistory stamp;
+	IdgenStampShards shards;	/* what a stamp names; any otherwise */
 } here;
+
+static StampKind
+read_stamp(IdgenLayoutHistory *stamp, Oid *extoid)
+{
+	IdgenExtensionHere ext;
+	char	   *comment;
+	bool		malformed;
+
+	memset(stamp, 0, sizeof(*stamp));
+	idgen_stamp_shards_any(&here.shards);
+	*extoid = InvalidOid;
+	if (!idgen_extension_here(&ext) || ext.minor < 3)
+		return KIND_NONE;
+	*extoid = ext.oid;
+	if (ext.minor == 3)
+	{
+		Oid			relid = get_relname_relid(IDGEN_COPY_TABLE, ext.schema);
+
+		if (!OidIsValid(relid))
+			return KIND_NONE;
+		idgen_read_copy(relid, stamp);
+		return KIND_COPY;
+	}
+	comment = GetComment(ext.oid, ExtensionRelationId, 0);
+	if (idgen_comment_stamp(comment, stamp, &malformed))
+	{
+		idgen_comment_shards(comment, &here.shards);
+		return KIND_STAMP;
+	}
+	return KIND_MISSING;
+}
+
+/* ---- What this process decodes and mints by ---- */
+
+
 
 const IdgenLayoutHistory *idgen_decoding_effective = NULL;
 uint32		idgen_decoding_server_changes = 0;
 bool		idgen_database_mints = false;
 uint32		idgen_database_mints_changes = 0;
+bool		idgen_database_names_lanes = false;
 
 static void
 stamp_invalidated(Datum arg, Oid relid)
@@ -547,6 +598,7 @@ stamp_invalidated(Datum arg, Oid relid)
 		here.generation++;
 		idgen_decoding_effective = NULL;
 		idgen_database_mints = false;
+		idgen_database_names_lanes = false;
 	}
 }
 
@@ -566,6 +618,7 @@ refresh(void)
 	here.valid = false;
 	idgen_decoding_effective = NULL;
 	idgen_database_mints = false;
+	idgen_database_names_lanes = false;
 	generation = here.generation;
 
 	here.kind = read_stamp(&here.stamp, &extoid);
@@ -727,34 +780,52 @@ idgen_check_database_mints_slow(void)
 	}
 }
 
-/* ---- Writing it ---- */
-
-/* For the stamps worker: this database's stamp, if it should have one. */
-bool
-idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present)
+static IdgenAwait
+lanes_reached(void *arg)
 {
-	IdgenExtensionHere ext;
-	bool		malformed;
-
-	memset(stamp, 0, sizeof(*stamp));
-	*present = false;
-	/* 1.3's table is not the worker's to read, nor older versions' nothing */
-	if (!idgen_extension_here(&ext) || ext.minor < 4)
-		return false;
-	*present = idgen_comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0), stamp, &malformed);
-	if (!*present)
-		memset(stamp, 0, sizeof(*stamp));
-	return true;
+	return idgen_stamps_shards_pending() ? IDGEN_AWAIT_MORE : IDGEN_AWAIT_DONE;
 }
 
+/*
+ * A lane mints into a database only once its stamp names the lane, and
+ * every database's does (an ID may be stored in another database than the
+ * one that minted it): after a start, the stamps worker's visit.  One it
+ * missed (created during the visit, or from a template it could not
+ * enter) asks for another.
+ */
 void
-idgen_stamp_write(const IdgenLayoutHistory *h)
+idgen_check_lanes_named_slow(void)
 {
-	IdgenExtensionHere ext;
+	IdgenStampShards lanes;
 
-	if (!idgen_extension_here(&ext))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("extension \"idgen\" is not installed in this database")));
-	idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), h);
+	if (RecoveryInProgress())
+		return;
+	idgen_stamp_shards_lanes(&lanes);
+	for (int ask = 0; ask < 2; ask++)
+	{
+		if (!idgen_worker_await(&stamps_shared->cv, lanes_reached, NULL,
+								idgen_fence_wake_worker,
+								(int64) idgen_max_wait * 1000,
+								IDGEN_WAIT_STAMPS))
+		{
+			if (pg_atomic_read_u32(&stamps_shared->begun) == 0)
+				idgen_fence_error();
+			break;
+		}
+		/* the worker's write, heard inside this transaction too */
+		AcceptInvalidationMessages();
+		if (!here.valid)
+			refresh();
+		if (here.kind != KIND_STAMP || idgen_stamp_shards_covers(&here.shards, &lanes))
+		{
+			idgen_database_names_lanes = here.valid;
+			return;
+		}
+		pg_atomic_write_u32(&stamps_shared->shards_named, 0);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("idgen has not yet named this server's backfill lanes in every database's stamp"),
+			 errdetail("After a start, minting for a given time waits until every database's stamp names the lanes, so that a dump says which lanes' IDs it may hold."),
+			 errhint("See the log of the \"idgen stamps\" worker: it needs a free background worker slot (\"max_worker_processes\") and a connection to each database.")));
 }

@@ -19,6 +19,7 @@
 #include "lib/stringinfo.h"
 
 #include "layout_history.h"
+#include "stamp_shards.h"
 
 /* What the decoders use in this database, while it agrees: see layout_stamp.c. */
 extern const IdgenLayoutHistory *idgen_decoding_effective;	/* NULL: check */
@@ -69,13 +70,23 @@ extern IdgenStampMatch idgen_stamp_match(const IdgenLayoutHistory *stamp,
 extern bool idgen_stamp_is_own(const IdgenLayoutHistory *stamp,
 							   const IdgenLayoutHistory *server);
 
+
 /*
- * This database's stamp, for the stamps worker: false where the database
- * has no stamp to keep (no extension, or one older than 1.4).  Writing
- * the server's history is idgen_stamp_write().
+ * Minting for a given time: every database's stamp names this server's
+ * lanes, which the stamps worker sees to once after each start.
  */
-extern bool idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present);
-extern void idgen_stamp_write(const IdgenLayoutHistory *h);
+extern bool idgen_stamps_shards_pending(void);
+extern void idgen_stamps_shards_named(void);
+extern void idgen_stamps_shards_changed(void);
+extern bool idgen_database_names_lanes;
+extern void idgen_check_lanes_named_slow(void);
+
+static inline void
+idgen_check_lanes_named(void)
+{
+	if (unlikely(!idgen_database_names_lanes || idgen_stamps_shards_pending()))
+		idgen_check_lanes_named_slow();
+}
 
 /* The pieces the hooks and the SQL functions (stamp_hooks.c) build on. */
 #define IDGEN_STAMP_OPEN	" [layout history: "
@@ -92,8 +103,7 @@ extern bool idgen_extension_here(IdgenExtensionHere *ext);
 extern bool idgen_comment_stamp(const char *comment, IdgenLayoutHistory *stamp,
 								bool *malformed);
 extern char *idgen_comment_text(const char *comment);
-extern void idgen_stamp_write_on(Oid extoid, const char *text,
-								 const IdgenLayoutHistory *h);
+extern void idgen_comment_shards(const char *comment, IdgenStampShards *shards);
 extern void idgen_stamp_changed(void);
 extern void idgen_read_copy(Oid relid, IdgenLayoutHistory *copy);
 

@@ -16,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
@@ -36,6 +37,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "idgen_compat.h"
 #include "lane.h"
@@ -43,6 +45,7 @@
 #include "layout_stamp.h"
 #include "stamp_hooks.h"
 #include "stamp_kept.h"
+#include "stamp_write.h"
 
 static void warn_other_history(const IdgenLayoutHistory *stamp);
 
@@ -72,6 +75,23 @@ idgen_layout_adopt_server(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Whether a relation was created in this transaction: 1.3's table, by the
+ * scripts CREATE EXTENSION runs from 1.0, not by an older install.
+ */
+static bool
+created_here(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		here;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	here = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple->t_data));
+	ReleaseSysCache(tuple);
+	return here;
+}
+
+/*
  * The stamp of CREATE EXTENSION and of the update from 1.3: the versions of
  * 1.3's table where they are not a prefix of the server's history (a
  * database restored from another server, which then refuses), else the
@@ -83,9 +103,12 @@ idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
 	IdgenExtensionHere ext;
 	IdgenLayoutHistory copy;
 	const IdgenLayoutHistory *server;
+	IdgenStampShards any;
+	IdgenStampShards lanes;
 	Oid			relid;
 
 	idgen_check_preloaded();
+	idgen_stamp_shards_any(&any);
 	server = idgen_server_history(NULL);
 	if (!idgen_extension_here(&ext))
 		PG_RETURN_VOID();
@@ -98,17 +121,24 @@ idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
 	{
 		idgen_stamp_kept_clear();
 		warn_other_history(&copy);
-		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), &copy);
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), &copy, &any);
 	}
 	else if (copy.nversions > 0 && idgen_stamp_match(&copy, server) == IDGEN_STAMP_OTHER)
 	{
 		ereport(WARNING,
 				(errmsg("this database's layout history does not match the server's, and it will refuse to decode until adopted"),
 				 errhint("See SELECT idgen_layout_adopt() in the guide.")));
-		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), &copy);
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), &copy, &any);
 	}
 	else
-		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), server);
+	{
+		/* a new extension holds what this server mints; 1.3's rows, any */
+		if (OidIsValid(relid) && !created_here(relid))
+			lanes = any;
+		else
+			memset(&lanes, 0, sizeof(lanes));
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), server, &lanes);
+	}
 	PG_RETURN_VOID();
 }
 
@@ -230,14 +260,20 @@ stamp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
  * serialization check, and is refused before anything changes.
  */
 static void
-stop_lanes_at_commit(void)
+stop_lanes_at_commit(const IdgenStampShards *brought)
 {
+	IdgenStampShards server;
+
 	if (!xact_callbacks_registered)
 	{
 		RegisterXactCallback(stamp_xact_callback, NULL);
 		RegisterSubXactCallback(stamp_subxact_callback, NULL);
 		xact_callbacks_registered = true;
 	}
+	/* a dump whose stamp names none of this server's lanes holds no ID of them */
+	idgen_stamp_shards_lanes(&server);
+	if (!idgen_stamp_shards_meet(brought, &server))
+		return;
 	if (lanes_stop_level == 0 && idgen_lanes_restore_begins())
 	{
 		lanes_stop_level = GetCurrentTransactionNestLevel();
@@ -371,6 +407,7 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 	PlannedStmt *copy_pstmt = copyObject(pstmt);
 	CopyStmt   *copy = (CopyStmt *) copy_pstmt->utilityStmt;
 	IdgenLayoutHistory history;
+	IdgenStampShards any;
 	Oid			relid;
 	int			ret;
 
@@ -394,7 +431,8 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 
 	relid = RangeVarGetRelid(copy->relation, NoLock, false);
 	idgen_read_copy(relid, &history);
-	stop_lanes_at_commit();
+	idgen_stamp_shards_any(&any);
+	stop_lanes_at_commit(&any);
 	/* gone at once: a second such COPY in the transaction is redirected too */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -407,7 +445,7 @@ restore_13_history(PlannedStmt *pstmt, const char *queryString,
 	warn_other_history(&history);
 	idgen_stamp_write_on(ext->oid,
 						 idgen_comment_text(GetComment(ext->oid, ExtensionRelationId, 0)),
-						 &history);
+						 &history, &any);
 }
 
 /* What core checks of a COMMENT besides ownership, for one idgen writes. */
@@ -464,8 +502,11 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 	IdgenExtensionHere ext;
 	IdgenLayoutHistory before;
 	IdgenLayoutHistory after;
+	IdgenStampShards lanes_before;
+	IdgenStampShards brought;
 	bool		here;
 	bool		had = false;
+	bool		restore = false;
 	bool		malformed;
 	char	   *comment;
 
@@ -484,6 +525,14 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 
 	stmt = (CommentStmt *) parsetree;
 	here = idgen_extension_here(&ext);
+	idgen_stamp_shards_any(&lanes_before);
+	if (here)
+	{
+		idgen_stamp_lock(ext.oid);
+		comment = GetComment(ext.oid, ExtensionRelationId, 0);
+		had = idgen_comment_stamp(comment, &before, &malformed);
+		idgen_comment_shards(comment, &lanes_before);
+	}
 	if (stmt->comment != NULL &&
 		idgen_comment_stamp(stmt->comment, &after, &malformed))
 	{
@@ -497,15 +546,14 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 						queryEnv, dest, qc);
 		else
 			comment_as_database_owner(stmt, &ext);
-		stop_lanes_at_commit();
+		idgen_comment_shards(stmt->comment, &brought);
+		stop_lanes_at_commit(&brought);
 		if (!here)
 			return;
+		restore = true;
 	}
 	else
 	{
-		if (here)
-			had = idgen_comment_stamp(GetComment(ext.oid, ExtensionRelationId, 0),
-									  &before, &malformed);
 		run_utility(pstmt, queryString, readOnlyTree, context, params,
 					queryEnv, dest, qc);
 		if (!here)
@@ -517,6 +565,13 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 	if (idgen_comment_stamp(comment, &after, &malformed))
 	{
 		warn_other_history(&after);
+		/*
+		 * The shards a restore's stamp names, those the database named
+		 * before it, and this server's; pg_upgrade brings the database's
+		 * own comment, as it was.
+		 */
+		if (restore && !IsBinaryUpgrade)
+			(void) idgen_stamp_add_shards(&lanes_before);
 		idgen_stamp_changed();
 	}
 	else if (malformed)
@@ -525,7 +580,7 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 				 errmsg("the comment on extension idgen ends with a malformed layout history"),
 				 errhint("Leave its last part, from \"[layout history:\", as idgen wrote it.")));
 	else if (had)
-		idgen_stamp_write_on(ext.oid, idgen_comment_text(comment), &before);
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(comment), &before, &lanes_before);
 }
 
 /*
@@ -544,6 +599,7 @@ stamp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	IdgenLayoutHistory stamp;
 	bool		malformed;
 	char	   *name;
+	char	   *comment;
 
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
@@ -552,12 +608,48 @@ stamp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	name = get_extension_name(objectId);
 	if (name == NULL || strcmp(name, "idgen") != 0)
 		return;
-	if (!idgen_comment_stamp(GetComment(objectId, ExtensionRelationId, 0), &stamp, &malformed) ||
-		idgen_stamp_is_own(&stamp, idgen_server_history(NULL)))
+	comment = GetComment(objectId, ExtensionRelationId, 0);
+	if (!idgen_comment_stamp(comment, &stamp, &malformed))
 		return;
+	if (idgen_stamp_is_own(&stamp, idgen_server_history(NULL)))
+	{
+		/*
+		 * Own: kept as the server's history all the same, since the rows
+		 * stay and CREATE EXTENSION alone would name only this server's
+		 * shards: the new stamp names any shard.
+		 */
+		idgen_stamp_kept_write(idgen_server_history(NULL));
+		return;
+	}
 	idgen_stamp_kept_write(&stamp);
 	ereport(NOTICE,
 			(errmsg("this database's layout history is not the server's, and is kept for CREATE EXTENSION idgen")));
+}
+
+/*
+ * idgen_advance_past of an ID of a shard not minted live here, the guide's
+ * step after a load idgen could not see (a data-only restore, COPY): this
+ * database holds IDs of that shard, so its dumps name it from now on, and
+ * their restore stops a server's lane on it.  Where the database names any
+ * lane, or cannot be written, there is nothing to add.
+ */
+void
+idgen_stamp_name_shard(int32 shard)
+{
+	IdgenStampShards one;
+
+	memset(&one, 0, sizeof(one));
+	one.nranges = 1;
+	one.lo[0] = one.hi[0] = shard;
+	if (RecoveryInProgress() || XactReadOnly || IsInParallelMode())
+	{
+		ereport(WARNING,
+				(errmsg("shard %d is not named in this database's stamp", shard),
+				 errdetail("This transaction cannot write it; a dump of the database would not say it holds IDs of shard %d.", shard),
+				 errhint("Run idgen_advance_past again in a read-write transaction on the primary.")));
+		return;
+	}
+	(void) idgen_stamp_add_shards(&one);
 }
 
 void

@@ -14,5 +14,6 @@
 #define IDGEN_STAMP_HOOKS_H
 
 extern void idgen_stamp_hook_install(void);
+extern void idgen_stamp_name_shard(int32 shard);
 
 #endif							/* IDGEN_STAMP_HOOKS_H */

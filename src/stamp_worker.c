@@ -16,7 +16,10 @@
  * refuse.  When all have, the history is recorded and minting goes on;
  * when any failed, the fence worker starts the worker again a second later.
  *
- * Most starts find the history stamped already and connect to no database.
+ * After each start, and after a reload that changes this server's shards,
+ * the same visit adds them to every stamp (stamp_shards.c), so that a
+ * dump names every shard whose IDs it may hold; minting for a given time
+ * waits for it, the live path does not.  Most visits write nothing.
  *
  * Copyright (c) 2026, The idgen Authors
  *
@@ -53,6 +56,8 @@
 #include "layout_stamp.h"
 #include "settings.h"
 #include "stamp_kept.h"
+#include "stamp_write.h"
+#include "stamp_shards.h"
 #include "stamp_worker.h"
 #include "wal_records.h"
 #include "worker.h"
@@ -169,7 +174,7 @@ void
 idgen_stamps_begin(const IdgenLayoutHistory *h)
 {
 	idgen_stamps_begun();
-	if (idgen_stamps_pending(h))
+	if (idgen_stamps_pending(h) || idgen_stamps_shards_pending())
 		launch(true);
 }
 
@@ -183,7 +188,7 @@ idgen_stamps_retry(void)
 	if (IsBinaryUpgrade)
 		return;
 	idgen_history_copy(&h);
-	if (!idgen_stamps_pending(&h))
+	if (!idgen_stamps_pending(&h) && !idgen_stamps_shards_pending())
 		return;
 	if (lister != NULL && GetBackgroundWorkerPid(lister, &pid) != BGWH_STOPPED)
 		return;
@@ -233,48 +238,63 @@ database_list(void)
 
 /*
  * One database: the history on a stamp that is the one last stamped
- * everywhere (this server's own, behind by the new versions), or on none.
+ * everywhere (this server's own, behind by the new versions), or on none;
+ * this server's lanes named on a stamp of its history.
  */
 static void
 stamp_database(const IdgenLayoutHistory *h)
 {
 	IdgenLayoutHistory stamp;
+	IdgenStampShards shards;
+	IdgenStampShards server;
+	IdgenStampShards none;
 	bool		present;
-	bool		own;
 
 	/* the stamp is durable before the record that minting may go on */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (idgen_stamp_read_here(&stamp, &present) &&
-		idgen_stamp_match(&stamp, h) != IDGEN_STAMP_SAME)
+	idgen_stamp_shards_server(&server);
+	memset(&none, 0, sizeof(none));
+	if (!idgen_stamp_read_here(&stamp, &present, &shards))
+	{
+		/* no extension, or one whose stamp is not the worker's */
+	}
+	else if (present && idgen_stamp_match(&stamp, h) == IDGEN_STAMP_SAME)
+	{
+		if (!idgen_stamp_shards_covers(&shards, &server))
+		{
+			(void) idgen_stamp_add_shards(&none);
+			ereport(LOG,
+					(errmsg("idgen named this server's shards in the stamp of database \"%s\"",
+							get_database_name(MyDatabaseId))));
+		}
+	}
+	else if (!present && idgen_stamp_kept_read(&stamp))
 	{
 		/* a database given the extension without the preload: see stamp_kept.c */
-		if (!present && idgen_stamp_kept_read(&stamp))
-		{
-			idgen_stamp_kept_clear();
-			idgen_stamp_write(&stamp);
-			ereport(LOG,
-					(errmsg("idgen stamped database \"%s\" with the layout history kept for it",
-							get_database_name(MyDatabaseId))));
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-			return;
-		}
-		own = !present || idgen_stamp_is_own(&stamp, h);
-		if (own)
-		{
-			idgen_stamp_write(h);
-			ereport(LOG,
-					(errmsg("idgen stamped database \"%s\" with layout versions %d to %d",
-							get_database_name(MyDatabaseId),
-							stamp.nversions + 1, h->nversions)));
-		}
-		else
-			ereport(LOG,
-					(errmsg("database \"%s\" keeps a layout history that is not this server's",
-							get_database_name(MyDatabaseId)),
-					 errhint("Its decoders fail until SELECT idgen_layout_adopt() in it, or until it is restored into a server with its history.")));
+		idgen_stamp_kept_clear();
+		idgen_stamp_write(&stamp);
+		ereport(LOG,
+				(errmsg("idgen stamped database \"%s\" with the layout history kept for it",
+						get_database_name(MyDatabaseId))));
+	}
+	else if (!present || idgen_stamp_is_own(&stamp, h))
+	{
+		idgen_stamp_write(h);
+		ereport(LOG,
+				(errmsg("idgen stamped database \"%s\" with layout versions %d to %d",
+						get_database_name(MyDatabaseId),
+						stamp.nversions + 1, h->nversions)));
+	}
+	else
+	{
+		/* no lane mints there, but an ID may be stored there from elsewhere */
+		(void) idgen_stamp_add_shards(&none);
+		ereport(LOG,
+				(errmsg("database \"%s\" keeps a layout history that is not this server's",
+						get_database_name(MyDatabaseId)),
+				 errhint("Its decoders fail until SELECT idgen_layout_adopt() in it, or until it is restored into a server with its history.")));
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -353,10 +373,15 @@ idgen_stamps_worker_main(Datum main_arg)
 	}
 	if (all)
 	{
-		record_stamped(&h);
-		ereport(LOG,
-				(errmsg("idgen stamped every database with its %d layout version(s)",
-						h.nversions)));
+		if (idgen_stamps_pending(&h))
+		{
+			record_stamped(&h);
+			ereport(LOG,
+					(errmsg("idgen stamped every database with its %d layout version(s)",
+							h.nversions)));
+		}
+		/* at each start: a restore or an older library may have written since */
+		idgen_stamps_shards_named();
 	}
 	proc_exit(0);
 }

@@ -6,9 +6,10 @@
 # every row either decodes as on its source or is refused (55000), never
 # decoded wrong, and nothing a failed statement tried changes the server.
 #
-# The source mints 2,000 IDs under idgen.epoch = 2025-01-01; the target
-# runs the defaults (another layout history), with four backfill lanes
-# ready; a third server has the source's history.
+# The source mints 2,000 IDs under idgen.epoch = 2025-01-01, and names the
+# target's four backfill lanes as its own (so its dumps say they may hold
+# their IDs); the target runs the defaults (another layout history), with
+# those lanes ready; a third server has the source's history.
 #
 #  (e) first, with the lanes ready: a stamp-bearing COMMENT by a role that
 #      owns neither the database nor the extension fails with 42501 and
@@ -60,7 +61,8 @@ SELECT string_agg(format('%s %s %s %s', id,
 # The source: app's database, 2,000 IDs minted under the 2025 epoch, no
 # DEFAULT (the table restores where the extension is missing).
 
-my $source = idgen_node('source', conf => $source_epoch);
+my $source = idgen_node('source',
+	conf => $source_epoch . "idgen.backfill_shards = '4000-4003'\n");
 $source->start;
 $source->safe_psql('postgres',
 	'CREATE ROLE app LOGIN NOSUPERUSER; CREATE DATABASE app OWNER app');
@@ -74,7 +76,8 @@ my %decoded =
 is(scalar(keys %decoded), $rows, 'the source decodes its 2,000 rows');
 like($source->safe_psql('app',
 		q{SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'idgen'}),
-	qr/\[layout history: \Q$foreign_stamp\E\]$/, 'the source\'s stamp names the 2025 epoch');
+	qr/ \[shards: 0, 4000-4003\] \[layout history: \Q$foreign_stamp\E\]$/,
+	'the source\'s stamp names its lanes and the 2025 epoch');
 
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my $dump = "$dir/app.dump";
@@ -149,13 +152,6 @@ sub check_rows
 	is($wrong, 0, "$what: no row decodes wrong");
 	is($state, $expected, "$what: the rows are $expected");
 	return;
-}
-
-sub stamp_of
-{
-	my ($node, $db) = @_;
-	return $node->safe_psql($db,
-		q{SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'idgen'});
 }
 
 sub new_db

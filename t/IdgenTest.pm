@@ -102,6 +102,7 @@ our @EXPORT = qw(
   min_id
   log_has
   stamp_refuses
+  stamp_of
   misdecoded
 );
 
@@ -403,6 +404,14 @@ SELECT count(*) FILTER (WHERE NOT (
 
 # A statement in a database whose layout stamp is not the server's history
 # (t/030, t/032): 55000, as every decoder and idgen_next() fail there.
+# The extension's comment in a database: its description and stamp.
+sub stamp_of
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db,
+		q{SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'idgen'});
+}
+
 sub stamp_refuses
 {
 	my ($node, $db, $sql, $what) = @_;
