@@ -39,8 +39,9 @@ idgen_next_at(PG_FUNCTION_ARGS)
 	int64		ms;
 
 	idgen_check_preloaded();
-	idgen_check_database_mints();
+	/* the stamp may change while this waits: it is read after */
 	idgen_check_lanes_named();
+	idgen_check_database_mints();
 	ms = idgen_lanes_ms_of(t);
 	idgen_lanes_reserve(ms, 1, &run);
 	PG_RETURN_INT64(idgen_lane_run_id(&run, 0));
@@ -73,8 +74,9 @@ idgen_next_at_n(PG_FUNCTION_ARGS)
 	bool		nulls[1] = {false};
 
 	idgen_check_preloaded();
-	idgen_check_database_mints();
+	/* the stamp may change while this waits: it is read after */
 	idgen_check_lanes_named();
+	idgen_check_database_mints();
 	idgen_check_block_size(n);
 	ms = idgen_lanes_ms_of(t);
 

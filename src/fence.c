@@ -582,7 +582,10 @@ fence_log_history(void)
 	 * to a database would stop it dropping or creating one.
 	 */
 	if (!IsBinaryUpgrade)
+	{
+		idgen_stamps_shards_changed();
 		idgen_stamps_begin(&history);
+	}
 }
 
 /*

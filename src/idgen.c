@@ -262,17 +262,15 @@ idgen_next_n_shard(PG_FUNCTION_ARGS)
 	return next_n(fcinfo, PG_GETARG_INT32(1));
 }
 
-static bool
-owned_live(int32 shard)
+/* The shard of an ID, by the layout version that minted it. */
+static int32
+shard_of(int64 id)
 {
-	int32	   *owned;
-	int			n = idgen_owned_shards(&owned);
-	bool		found = false;
+	int			version;
+	const IdgenLayoutVersion *v =
+		idgen_history_version_of_id(idgen_server_history(NULL), id, &version);
 
-	for (int i = 0; i < n && !found; i++)
-		found = owned[i] == shard;
-	pfree(owned);
-	return found;
+	return idgen_shard_of_id(&v->layout, (uint64) id);
 }
 
 Datum
@@ -310,8 +308,8 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 
 	ahead_ms = idgen_raise_past(id);
 	idgen_lanes_raise_past(id);
-	if (!owned_live(idgen_shard_of_id(&idgen_layout, (uint64) id)))
-		idgen_stamp_name_shard(idgen_shard_of_id(&idgen_layout, (uint64) id));
+	if (!idgen_shard_owned(shard_of(id)))
+		idgen_stamp_name_shard(shard_of(id));
 	if (ahead_ms > idgen_max_lead)
 		ereport(WARNING,
 				(errmsg("idgen's clock is now " INT64_FORMAT " ms ahead of the wall clock", ahead_ms),

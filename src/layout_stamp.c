@@ -225,7 +225,8 @@ typedef struct IdgenStampsShared
 	pg_atomic_uint64 done_key;	/* idgen_history_key(&done), 0 for none */
 	pg_atomic_uint32 last_database;	/* the last one the worker stamped */
 	pg_atomic_uint32 begun;		/* the fence worker has recorded the history */
-	pg_atomic_uint32 shards_named;	/* every stamp names this server's shards */
+	pg_atomic_uint64 shards_visit;	/* visits asked << 1 | the last one done */
+	pg_atomic_uint32 lanes_named;	/* a visit has been done since the start */
 	pg_atomic_uint64 shards_key;	/* which shards, as idgen_stamps_shards_changed saw them */
 	ConditionVariable cv;		/* broadcast when done or lanes_named change */
 } IdgenStampsShared;
@@ -262,8 +263,9 @@ idgen_stamps_shmem_attach(void)
 		pg_atomic_init_u32(&stamps_shared->last_database, InvalidOid);
 		pg_atomic_init_u32(&stamps_shared->begun, 0);
 		/* known only once the worker has visited every database */
-		pg_atomic_init_u32(&stamps_shared->shards_named, 0);
-		pg_atomic_init_u64(&stamps_shared->shards_key, shards_key());
+		pg_atomic_init_u64(&stamps_shared->shards_visit, 0);
+		pg_atomic_init_u32(&stamps_shared->lanes_named, 0);
+		pg_atomic_init_u64(&stamps_shared->shards_key, 0);
 		ConditionVariableInit(&stamps_shared->cv);
 	}
 }
@@ -310,8 +312,23 @@ idgen_stamps_done_history(IdgenLayoutHistory *h)
 }
 
 /*
- * After a reload (the fence worker): a live shard added is named in every
- * database by another visit.
+ * Every stamp is to name this server's shards: another visit of every
+ * database, however far the one under way has gone.  The visit asked for.
+ */
+uint64
+idgen_stamps_shards_ask(void)
+{
+	uint64		state = pg_atomic_read_u64(&stamps_shared->shards_visit);
+
+	while (!pg_atomic_compare_exchange_u64(&stamps_shared->shards_visit, &state,
+										   ((state >> 1) + 1) << 1))
+		;
+	return (state >> 1) + 1;
+}
+
+/*
+ * At the fence worker's start and after a reload: a live shard added is
+ * named in every database by another visit.
  */
 void
 idgen_stamps_shards_changed(void)
@@ -319,20 +336,35 @@ idgen_stamps_shards_changed(void)
 	uint64		key = shards_key();
 
 	if (pg_atomic_exchange_u64(&stamps_shared->shards_key, key) != key)
-		pg_atomic_write_u32(&stamps_shared->shards_named, 0);
+		(void) idgen_stamps_shards_ask();
 }
 
 bool
 idgen_stamps_shards_pending(void)
 {
-	return pg_atomic_read_u32(&stamps_shared->shards_named) == 0;
+	return (pg_atomic_read_u64(&stamps_shared->shards_visit) & 1) == 0;
+}
+
+/* The visit the lister starts on: done only if none was asked meanwhile. */
+uint64
+idgen_stamps_shards_visit_begins(void)
+{
+	return pg_atomic_read_u64(&stamps_shared->shards_visit) & ~(uint64) 1;
 }
 
 void
-idgen_stamps_shards_named(void)
+idgen_stamps_shards_visited(uint64 begun)
 {
-	pg_atomic_write_u32(&stamps_shared->shards_named, 1);
+	/* this server's lanes change only at a start: named by any visit */
+	pg_atomic_write_u32(&stamps_shared->lanes_named, 1);
+	(void) pg_atomic_compare_exchange_u64(&stamps_shared->shards_visit, &begun, begun | 1);
 	ConditionVariableBroadcast(&stamps_shared->cv);
+}
+
+bool
+idgen_stamps_lanes_pending(void)
+{
+	return pg_atomic_read_u32(&stamps_shared->lanes_named) == 0;
 }
 
 void
@@ -775,15 +807,32 @@ idgen_check_database_mints_slow(void)
 		refuse();
 	if (here.valid)
 	{
+		IdgenStampShards server;
+
+		/* one the stamps worker has not named this server's shards in yet */
+		idgen_stamp_shards_server(&server);
+		if (here.kind == KIND_STAMP && !idgen_stamp_shards_covers(&here.shards, &server))
+		{
+			(void) idgen_stamps_shards_ask();
+			idgen_fence_wake_worker();
+		}
 		idgen_database_mints_changes = changes;
 		idgen_database_mints = true;
 	}
 }
 
+/* The first visit since the start is done, and *arg the one asked (0: none). */
 static IdgenAwait
 lanes_reached(void *arg)
 {
-	return idgen_stamps_shards_pending() ? IDGEN_AWAIT_MORE : IDGEN_AWAIT_DONE;
+	uint64		asked = *(uint64 *) arg;
+	uint64		state = pg_atomic_read_u64(&stamps_shared->shards_visit);
+
+	if (idgen_stamps_lanes_pending())
+		return IDGEN_AWAIT_MORE;
+	if (asked > 0 && ((state & 1) == 0 || (state >> 1) < asked))
+		return IDGEN_AWAIT_MORE;
+	return IDGEN_AWAIT_DONE;
 }
 
 /*
@@ -797,13 +846,14 @@ void
 idgen_check_lanes_named_slow(void)
 {
 	IdgenStampShards lanes;
+	uint64		asked = 0;
 
 	if (RecoveryInProgress())
 		return;
 	idgen_stamp_shards_lanes(&lanes);
 	for (int ask = 0; ask < 2; ask++)
 	{
-		if (!idgen_worker_await(&stamps_shared->cv, lanes_reached, NULL,
+		if (!idgen_worker_await(&stamps_shared->cv, lanes_reached, &asked,
 								idgen_fence_wake_worker,
 								(int64) idgen_max_wait * 1000,
 								IDGEN_WAIT_STAMPS))
@@ -821,7 +871,7 @@ idgen_check_lanes_named_slow(void)
 			idgen_database_names_lanes = here.valid;
 			return;
 		}
-		pg_atomic_write_u32(&stamps_shared->shards_named, 0);
+		asked = idgen_stamps_shards_ask();
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -76,15 +76,18 @@ extern bool idgen_stamp_is_own(const IdgenLayoutHistory *stamp,
  * lanes, which the stamps worker sees to once after each start.
  */
 extern bool idgen_stamps_shards_pending(void);
-extern void idgen_stamps_shards_named(void);
+extern uint64 idgen_stamps_shards_ask(void);
 extern void idgen_stamps_shards_changed(void);
+extern uint64 idgen_stamps_shards_visit_begins(void);
+extern void idgen_stamps_shards_visited(uint64 begun);
+extern bool idgen_stamps_lanes_pending(void);
 extern bool idgen_database_names_lanes;
 extern void idgen_check_lanes_named_slow(void);
 
 static inline void
 idgen_check_lanes_named(void)
 {
-	if (unlikely(!idgen_database_names_lanes || idgen_stamps_shards_pending()))
+	if (unlikely(!idgen_database_names_lanes || idgen_stamps_lanes_pending()))
 		idgen_check_lanes_named_slow();
 }
 

@@ -348,6 +348,13 @@ shard_owned(int32 shard)
 	return false;
 }
 
+/* Whether this node mints the shard live (idgen.shard_id, idgen.shard_ids). */
+bool
+idgen_shard_owned(int32 shard)
+{
+	return shard_owned(shard);
+}
+
 /* "shards 0, 5, 100-163": the shards this node owns, for error details. */
 static char *
 owned_shards_str(void)

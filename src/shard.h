@@ -46,5 +46,6 @@ extern void idgen_lane_shards_check(void);
 
 extern void idgen_shard_check_owned(int32 shard);
 extern int	idgen_owned_shards(int32 **shards);
+extern bool idgen_shard_owned(int32 shard);
 
 #endif							/* IDGEN_SHARD_H */

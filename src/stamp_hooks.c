@@ -74,22 +74,8 @@ idgen_layout_adopt_server(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
 }
 
-/*
- * Whether a relation was created in this transaction: 1.3's table, by the
- * scripts CREATE EXTENSION runs from 1.0, not by an older install.
- */
-static bool
-created_here(Oid relid)
-{
-	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	bool		here;
-
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	here = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple->t_data));
-	ReleaseSysCache(tuple);
-	return here;
-}
+/* CREATE EXTENSION idgen is running: its rows are none yet. */
+static bool creating_idgen = false;
 
 /*
  * The stamp of CREATE EXTENSION and of the update from 1.3: the versions of
@@ -133,10 +119,10 @@ idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
 	else
 	{
 		/* a new extension holds what this server mints; 1.3's rows, any */
-		if (OidIsValid(relid) && !created_here(relid))
-			lanes = any;
-		else
+		if (creating_idgen)
 			memset(&lanes, 0, sizeof(lanes));
+		else
+			lanes = any;
 		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), server, &lanes);
 	}
 	PG_RETURN_VOID();
@@ -516,6 +502,24 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 						   dest, qc, &ext);
 		return;
 	}
+	if (IsA(parsetree, CreateExtensionStmt) &&
+		strcmp(((CreateExtensionStmt *) parsetree)->extname, "idgen") == 0)
+	{
+		bool		was = creating_idgen;
+
+		creating_idgen = true;
+		PG_TRY();
+		{
+			run_utility(pstmt, queryString, readOnlyTree, context, params,
+						queryEnv, dest, qc);
+		}
+		PG_FINALLY();
+		{
+			creating_idgen = was;
+		}
+		PG_END_TRY();
+		return;
+	}
 	if (!is_comment_on_idgen(parsetree))
 	{
 		run_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -609,14 +613,13 @@ stamp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	if (name == NULL || strcmp(name, "idgen") != 0)
 		return;
 	comment = GetComment(objectId, ExtensionRelationId, 0);
-	if (!idgen_comment_stamp(comment, &stamp, &malformed))
-		return;
-	if (idgen_stamp_is_own(&stamp, idgen_server_history(NULL)))
+	if (!idgen_comment_stamp(comment, &stamp, &malformed) ||
+		idgen_stamp_is_own(&stamp, idgen_server_history(NULL)))
 	{
 		/*
-		 * Own: kept as the server's history all the same, since the rows
-		 * stay and CREATE EXTENSION alone would name only this server's
-		 * shards: the new stamp names any shard.
+		 * Own, or none: kept as the server's history all the same, since
+		 * the rows stay and CREATE EXTENSION alone would name only this
+		 * server's shards: the new stamp names any shard.
 		 */
 		idgen_stamp_kept_write(idgen_server_history(NULL));
 		return;

@@ -324,6 +324,7 @@ idgen_stamps_worker_main(Datum main_arg)
 	ListCell   *lc;
 	List	   *oids;
 	bool		all = true;
+	uint64		begun;
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -332,6 +333,8 @@ idgen_stamps_worker_main(Datum main_arg)
 	if (OidIsValid(dboid))
 	{
 		BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+		/* a transaction holding the stamp's lock delays this one database */
+		SetConfigOption("lock_timeout", "1000", PGC_SUSET, PGC_S_OVERRIDE);
 		pgstat_report_activity(STATE_RUNNING, "stamping the layout history");
 		stamp_database(&h);
 		idgen_stamps_set_last_database(dboid);
@@ -340,6 +343,7 @@ idgen_stamps_worker_main(Datum main_arg)
 
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	begun = idgen_stamps_shards_visit_begins();
 	oids = database_list();
 	foreach(lc, oids)
 	{
@@ -380,8 +384,8 @@ idgen_stamps_worker_main(Datum main_arg)
 					(errmsg("idgen stamped every database with its %d layout version(s)",
 							h.nversions)));
 		}
-		/* at each start: a restore or an older library may have written since */
-		idgen_stamps_shards_named();
+		/* done, unless another visit was asked for meanwhile */
+		idgen_stamps_shards_visited(begun);
 	}
 	proc_exit(0);
 }

@@ -18,6 +18,7 @@
 #include "catalog/pg_extension.h"
 #include "commands/comment.h"
 #include "storage/lmgr.h"
+#include "utils/inval.h"
 
 #include "layout_stamp.h"
 #include "stamp_shards.h"
@@ -87,7 +88,6 @@ idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present,
 	/* 1.3's table is not the worker's to read, nor older versions' nothing */
 	if (!idgen_extension_here(&ext) || ext.minor < 4)
 		return false;
-	idgen_stamp_lock(ext.oid);
 	comment = GetComment(ext.oid, ExtensionRelationId, 0);
 	*present = idgen_comment_stamp(comment, stamp, &malformed);
 	if (!*present)
@@ -135,16 +135,25 @@ idgen_stamp_add_shards(const IdgenStampShards *more)
 
 	if (!idgen_extension_here(&ext) || ext.minor < 4)
 		return false;
-	idgen_stamp_lock(ext.oid);
-	comment = GetComment(ext.oid, ExtensionRelationId, 0);
-	if (!idgen_comment_stamp(comment, &stamp, &malformed))
-		return false;
-	idgen_comment_shards(comment, &shards);
-	want = shards;
-	idgen_stamp_shards_add(&want, more);
 	idgen_stamp_shards_server(&server);
-	idgen_stamp_shards_add(&want, &server);
-	if (!idgen_stamp_shards_equal(&want, &shards))
-		idgen_stamp_write_on(ext.oid, idgen_comment_text(comment), &stamp, &want);
+	/* read, then, where it must change, locked and read again */
+	for (int locked = 0; locked < 2; locked++)
+	{
+		if (locked)
+		{
+			idgen_stamp_lock(ext.oid);
+			AcceptInvalidationMessages();
+		}
+		comment = GetComment(ext.oid, ExtensionRelationId, 0);
+		if (!idgen_comment_stamp(comment, &stamp, &malformed))
+			return false;
+		idgen_comment_shards(comment, &shards);
+		want = shards;
+		idgen_stamp_shards_add(&want, more);
+		idgen_stamp_shards_add(&want, &server);
+		if (idgen_stamp_shards_equal(&want, &shards))
+			return true;
+	}
+	idgen_stamp_write_on(ext.oid, idgen_comment_text(comment), &stamp, &want);
 	return true;
 }

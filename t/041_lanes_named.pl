@@ -18,7 +18,8 @@
 #  - DROP and CREATE EXTENSION name any shard, since the rows stay;
 #  - a start with a new lane names it in every database's stamp before the
 #    lanes mint, and a database the stamps worker missed (copied from a
-#    template it cannot enter) asks for another visit at its first mint;
+#    template it cannot enter) asks for another visit at its first mint,
+#    live or for a given time; a reload that adds a live shard names it;
 #  - idgen_advance_past, the step after a load idgen cannot see, names the
 #    shard it raises.
 
@@ -179,6 +180,22 @@ like(stamp_of($lanes, 'from_tmpl'), qr/ \[shards: 2, 100-101\] \[layout history:
 is(mints_at($lanes, 'from_tmpl', '2026-02-07 00:00:01+00'), 't', 'a lane mints there');
 like(stamp_of($lanes, 'from_tmpl'), qr/ \[shards: 2, 100-102\] \[layout history: /,
 	'after the stamp names the new lane');
+
+# the same template copied again: its first live mint asks for a visit
+$lanes->safe_psql('postgres', 'CREATE DATABASE from_tmpl2 TEMPLATE tmpl');
+$lanes->safe_psql('from_tmpl2', 'SELECT idgen_next()');
+ok( $lanes->poll_query_until('from_tmpl2',
+		q{SELECT obj_description(oid, 'pg_extension') ~ ' \[shards: 2, 100-102\] ' FROM pg_extension WHERE extname = 'idgen'}),
+	"a live mint in a database the worker missed has this server's shards named there");
+
+# a reload that adds a live shard: named in every stamp by another visit
+$lanes->safe_psql('postgres', "ALTER SYSTEM SET idgen.shard_ids = '7'");
+$lanes->reload;
+ok( $lanes->poll_query_until('again',
+		q{SELECT obj_description(oid, 'pg_extension') ~ ' \[shards: 1-2, 7, 100-102\] ' FROM pg_extension WHERE extname = 'idgen'}),
+	'a live shard added by a reload is named in every stamp');
+$lanes->safe_psql('postgres', 'ALTER SYSTEM RESET idgen.shard_ids');
+$lanes->reload;
 
 $offset = -s $lanes->logfile;
 $lanes->restart;
