@@ -279,6 +279,7 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 	int64		id = PG_GETARG_INT64(0);
 	int64		target_ms;
 	int64		ahead_ms;
+	int32		shard;
 
 	idgen_check_preloaded();
 	idgen_refuse_negative(id, IDGEN_NEGATIVE_ID_HINT);
@@ -308,8 +309,9 @@ idgen_advance_past(PG_FUNCTION_ARGS)
 
 	ahead_ms = idgen_raise_past(id);
 	idgen_lanes_raise_past(id);
-	if (!idgen_shard_owned(shard_of(id)))
-		idgen_stamp_name_shard(shard_of(id));
+	shard = shard_of(id);
+	if (!idgen_shard_owned(shard))
+		idgen_stamp_name_shard(shard);
 	if (ahead_ms > idgen_max_lead)
 		ereport(WARNING,
 				(errmsg("idgen's clock is now " INT64_FORMAT " ms ahead of the wall clock", ahead_ms),

@@ -52,7 +52,6 @@
 #include "pgtime.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
-#include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
@@ -454,32 +453,32 @@ idgen_comment_stamp(const char *comment, IdgenLayoutHistory *stamp, bool *malfor
 	return ok;
 }
 
-/* The description without its stamp, the lanes' part included. */
+/* The description without its stamp, the shards' part included. */
 char *
 idgen_comment_text(const char *comment)
 {
 	const char *open;
-	IdgenStampShards lanes;
+	IdgenStampShards shards;
 
 	if (comment == NULL)
 		return pstrdup("");
 	open = stamp_in(comment);
 	if (open == NULL)
 		return pstrdup(comment);
-	open = idgen_stamp_shards_in(comment, open, &lanes);
+	open = idgen_stamp_shards_in(comment, open, &shards);
 	return pnstrdup(comment, open - comment);
 }
 
-/* The lanes a comment's stamp names: any, where it has no stamp. */
+/* The shards a comment's stamp names: any, where it has no stamp. */
 void
-idgen_comment_shards(const char *comment, IdgenStampShards *lanes)
+idgen_comment_shards(const char *comment, IdgenStampShards *shards)
 {
 	const char *open = comment ? stamp_in(comment) : NULL;
 
 	if (open == NULL)
-		idgen_stamp_shards_any(lanes);
+		idgen_stamp_shards_any(shards);
 	else
-		(void) idgen_stamp_shards_in(comment, open, lanes);
+		(void) idgen_stamp_shards_in(comment, open, shards);
 }
 
 void
@@ -611,8 +610,6 @@ read_stamp(IdgenLayoutHistory *stamp, Oid *extoid)
 }
 
 /* ---- What this process decodes and mints by ---- */
-
-
 
 const IdgenLayoutHistory *idgen_decoding_effective = NULL;
 uint32		idgen_decoding_server_changes = 0;

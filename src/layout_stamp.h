@@ -70,10 +70,10 @@ extern IdgenStampMatch idgen_stamp_match(const IdgenLayoutHistory *stamp,
 extern bool idgen_stamp_is_own(const IdgenLayoutHistory *stamp,
 							   const IdgenLayoutHistory *server);
 
-
 /*
- * Minting for a given time: every database's stamp names this server's
- * lanes, which the stamps worker sees to once after each start.
+ * Every stamp names this server's shards: the stamps worker's visits, after
+ * each start, a reload that changed them, or a database's ask.  Minting for
+ * a given time waits for the first visit since the start.
  */
 extern bool idgen_stamps_shards_pending(void);
 extern uint64 idgen_stamps_shards_ask(void);

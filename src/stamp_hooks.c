@@ -16,7 +16,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
@@ -37,7 +36,6 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
 
 #include "idgen_compat.h"
 #include "lane.h"
@@ -90,7 +88,7 @@ idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
 	IdgenLayoutHistory copy;
 	const IdgenLayoutHistory *server;
 	IdgenStampShards any;
-	IdgenStampShards lanes;
+	IdgenStampShards shards;
 	Oid			relid;
 
 	idgen_check_preloaded();
@@ -120,10 +118,10 @@ idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
 	{
 		/* a new extension holds what this server mints; 1.3's rows, any */
 		if (creating_idgen)
-			memset(&lanes, 0, sizeof(lanes));
+			memset(&shards, 0, sizeof(shards));
 		else
-			lanes = any;
-		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), server, &lanes);
+			shards = any;
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(GetComment(ext.oid, ExtensionRelationId, 0)), server, &shards);
 	}
 	PG_RETURN_VOID();
 }
@@ -488,7 +486,7 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 	IdgenExtensionHere ext;
 	IdgenLayoutHistory before;
 	IdgenLayoutHistory after;
-	IdgenStampShards lanes_before;
+	IdgenStampShards shards_before;
 	IdgenStampShards brought;
 	bool		here;
 	bool		had = false;
@@ -529,13 +527,13 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 
 	stmt = (CommentStmt *) parsetree;
 	here = idgen_extension_here(&ext);
-	idgen_stamp_shards_any(&lanes_before);
+	idgen_stamp_shards_any(&shards_before);
 	if (here)
 	{
 		idgen_stamp_lock(ext.oid);
 		comment = GetComment(ext.oid, ExtensionRelationId, 0);
 		had = idgen_comment_stamp(comment, &before, &malformed);
-		idgen_comment_shards(comment, &lanes_before);
+		idgen_comment_shards(comment, &shards_before);
 	}
 	if (stmt->comment != NULL &&
 		idgen_comment_stamp(stmt->comment, &after, &malformed))
@@ -575,7 +573,7 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 		 * own comment, as it was.
 		 */
 		if (restore && !IsBinaryUpgrade)
-			(void) idgen_stamp_add_shards(&lanes_before);
+			(void) idgen_stamp_add_shards(&shards_before);
 		idgen_stamp_changed();
 	}
 	else if (malformed)
@@ -584,7 +582,7 @@ stamp_utility_hook(PlannedStmt *pstmt, const char *queryString,
 				 errmsg("the comment on extension idgen ends with a malformed layout history"),
 				 errhint("Leave its last part, from \"[layout history:\", as idgen wrote it.")));
 	else if (had)
-		idgen_stamp_write_on(ext.oid, idgen_comment_text(comment), &before, &lanes_before);
+		idgen_stamp_write_on(ext.oid, idgen_comment_text(comment), &before, &shards_before);
 }
 
 /*

@@ -76,14 +76,14 @@ idgen_stamp_write_on(Oid extoid, const char *text, const IdgenLayoutHistory *h,
 /* For the stamps worker: this database's stamp, if it should have one. */
 bool
 idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present,
-					  IdgenStampShards *lanes)
+					  IdgenStampShards *shards)
 {
 	IdgenExtensionHere ext;
 	bool		malformed;
 	char	   *comment;
 
 	memset(stamp, 0, sizeof(*stamp));
-	idgen_stamp_shards_any(lanes);
+	idgen_stamp_shards_any(shards);
 	*present = false;
 	/* 1.3's table is not the worker's to read, nor older versions' nothing */
 	if (!idgen_extension_here(&ext) || ext.minor < 4)
@@ -93,7 +93,7 @@ idgen_stamp_read_here(IdgenLayoutHistory *stamp, bool *present,
 	if (!*present)
 		memset(stamp, 0, sizeof(*stamp));
 	else
-		idgen_comment_shards(comment, lanes);
+		idgen_comment_shards(comment, shards);
 	return true;
 }
 
