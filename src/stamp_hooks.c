@@ -72,8 +72,36 @@ idgen_layout_adopt_server(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
 }
 
-/* CREATE EXTENSION idgen is running: its rows are none yet. */
+/* CREATE EXTENSION idgen is running. */
 static bool creating_idgen = false;
+
+/*
+ * Whether the database has tables of its own (not the extension's, not
+ * temporary): rows that may hold any shard's IDs, from before the
+ * extension (a clone, a drop and create, an extension added late).
+ */
+static bool
+tables_here(void)
+{
+	bool		found;
+	bool		isnull;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT EXISTS (SELECT FROM pg_catalog.pg_class AS c"
+					" JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace"
+					" WHERE c.relkind IN ('r', 'p')"
+					" AND n.nspname <> ALL (ARRAY['pg_catalog', 'information_schema'])"
+					" AND n.nspname !~ '^pg_(toast|temp_|toast_temp_)'"
+					" AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend AS d"
+					" WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass"
+					" AND d.objid = c.oid AND d.deptype = 'e'))",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not look for tables in this database");
+	found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return found;
+}
 
 /*
  * The stamp of CREATE EXTENSION and of the update from 1.3: the versions of
@@ -116,8 +144,11 @@ idgen_layout_stamp_from_copy(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		/* a new extension holds what this server mints; 1.3's rows, any */
-		if (creating_idgen)
+		/*
+		 * A new extension in a database without tables holds what this
+		 * server mints; rows from before it, or 1.3's, any shard's.
+		 */
+		if (creating_idgen && !tables_here())
 			memset(&shards, 0, sizeof(shards));
 		else
 			shards = any;

@@ -15,7 +15,8 @@
 #    are added to the database's;
 #  - a comment by hand keeps the part, and says "any" where its text could
 #    be taken for one;
-#  - DROP and CREATE EXTENSION name any shard, since the rows stay;
+#  - DROP and CREATE EXTENSION name any shard, since the rows stay, as does
+#    CREATE EXTENSION in a database that has tables already;
 #  - a start with a new lane names it in every database's stamp before the
 #    lanes mint, and a database the stamps worker missed (copied from a
 #    template it cannot enter) asks for another visit at its first mint,
@@ -149,6 +150,19 @@ like(mints_at($lanes, 'postgres', '2026-02-06 00:00:01+00'), qr/^t$/,
 $lanes->safe_psql('other_lanes', 'DROP EXTENSION idgen; CREATE EXTENSION idgen');
 unlike(stamp_of($lanes, 'other_lanes'), qr/\[shards: /,
 	'created again, the stamp names any shard');
+
+# the extension added to a database that has tables already, however its
+# rows came (a clone of one restored before the extension, a drop whose
+# kept stamp was removed): any shard
+$lanes->safe_psql('postgres', 'CREATE DATABASE late_ext');
+$lanes->safe_psql('late_ext',
+	'CREATE TABLE events (id bigint PRIMARY KEY); CREATE EXTENSION idgen');
+unlike(stamp_of($lanes, 'late_ext'), qr/\[shards: /,
+	'CREATE EXTENSION where tables exist names any shard');
+$lanes->safe_psql('late_ext',
+	'DROP EXTENSION idgen; SECURITY LABEL FOR idgen ON DATABASE late_ext IS NULL; CREATE EXTENSION idgen');
+unlike(stamp_of($lanes, 'late_ext'), qr/\[shards: /,
+	'and again after a drop whose kept stamp was removed');
 
 # A template the stamps worker cannot enter, given the extension now.
 $lanes->safe_psql('postgres', 'CREATE DATABASE tmpl');
