@@ -196,6 +196,13 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
 {
 	int32		shard = lane->used.shard;
 
+	if (lane_restored(lane))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("backfill lane %d refuses since a restore named its shard", shard),
+				 errdetail("A dump restored into a database of this server names shard %d: its rows may hold IDs of it at milliseconds the lane would mint at.",
+						   shard),
+				 errhint("Run SELECT idgen_advance_past(max(id)) on the restored tables' keys, one per shard; then SELECT idgen_lanes_init().")));
 	if (idgen_lane_table_was_live(&idgen_lanes->base, shard))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -212,13 +219,6 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
 					 shard)));
 }
 
-/*
- * With the lock held: refuse, releasing it, when the lanes' past is not
- * known or a configured lane may not mint; otherwise return holding it.
- */
-/* This backend's transaction restores a stamp (lane_durable.c sets it). */
-bool		idgen_lanes_restoring_here = false;
-
 static IdgenAwait
 restores_closed(void *arg)
 {
@@ -226,11 +226,15 @@ restores_closed(void *arg)
 		IDGEN_AWAIT_DONE : IDGEN_AWAIT_MORE;
 }
 
+/* This backend's transaction holds lanes for a restore (lane_durable.c). */
+bool		idgen_lanes_restoring_here = false;
+
 /*
  * A restore's transaction is open (stamp_hooks.c): its rows may hold IDs
- * of the lanes' shards.  As a row another transaction has changed, the
- * lanes are waited for, up to idgen.max_wait: what the restore did is
- * seen only once it ends, a stop if it commits, nothing if it rolls back.
+ * of the shards of the lanes it holds.  When no other lane can give a
+ * time, they are waited for, as a row another transaction has changed, up
+ * to idgen.max_wait: what the restore did is seen only once it ends, a
+ * stop if it commits, nothing if it rolls back.
  */
 static void
 await_restores(void)
@@ -270,6 +274,10 @@ any_lane_may_mint(void)
 	return false;
 }
 
+/*
+ * With the lock held: refuse, releasing it, when the lanes' past is not
+ * known or no configured lane may mint; otherwise return holding it.
+ */
 void
 idgen_lanes_refuse_unusable(void)
 {
@@ -278,12 +286,6 @@ idgen_lanes_refuse_unusable(void)
 		IdgenLanesUnknown unknown;
 		int			passed;
 
-		while (pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
-		{
-			LWLockRelease(idgen_lanes->lock);
-			await_restores();
-			LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
-		}
 		unknown = idgen_lanes->unknown;
 		if (unknown != LANES_KNOWN)
 		{
@@ -295,10 +297,14 @@ idgen_lanes_refuse_unusable(void)
 		 * one another server holds: the others mint, idgen_lanes() shows it
 		 * not ready, and it is named when the others cannot give a time.
 		 */
-		if ((passed = unusable_lane()) >= 0 && !any_lane_may_mint())
+		while ((passed = unusable_lane()) >= 0 && !any_lane_may_mint())
 		{
 			LWLockRelease(idgen_lanes->lock);
-			idgen_lanes_refuse_lane(&idgen_lanes->lanes[passed]);
+			if (pg_atomic_read_u32(&idgen_lanes->restores_open) == 0)
+				idgen_lanes_refuse_lane(&idgen_lanes->lanes[passed]);
+			/* each lane held by an open restore: how it ends decides */
+			await_restores();
+			LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
 		}
 		if (!idgen_lanes->leased_mode || lanes_leased(NULL) == IDGEN_AWAIT_DONE)
 			return;
@@ -545,6 +551,7 @@ lanes_full(int64 ms)
 	int			passed;
 	int32		passed_shard = -1;
 	bool		passed_live = false;
+	bool		passed_restored = false;
 	int			full;
 	int			used_before;
 	StringInfoData detail;
@@ -568,6 +575,7 @@ lanes_full(int64 ms)
 	{
 		passed_shard = idgen_lanes->lanes[passed].used.shard;
 		passed_live = idgen_lane_table_was_live(&idgen_lanes->base, passed_shard);
+		passed_restored = lane_restored(&idgen_lanes->lanes[passed]);
 	}
 	idgen_lanes_late_explain(ms, &full, &used_before);
 	LWLockRelease(idgen_lanes->lock);
@@ -586,6 +594,7 @@ lanes_full(int64 ms)
 	if (npassed > 0)
 		appendStringInfo(&detail, "  %d more lane%s passed over: lane %d %s.",
 						 npassed, npassed == 1 ? " is" : "s are", passed_shard,
+						 passed_restored ? "was named by a restore" :
 						 passed_live ? "was minted live" :
 						 "is new to this cluster (named since the lanes were attested)");
 	ereport(ERROR,
@@ -594,7 +603,7 @@ lanes_full(int64 ms)
 					timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, ms))),
 			 errdetail("%s", detail.data),
 			 npassed > 0 ?
-			 errhint("Attest the lanes named since the last attestation with SELECT idgen_lanes_init() (first SELECT idgen_advance_past(max(id)) on their IDs, if any may exist), add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
+			 errhint("Attest the lanes named since the last attestation or by a restore with SELECT idgen_lanes_init() (first SELECT idgen_advance_past(max(id)) on their IDs, if any may exist), add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift") :
 			 errhint("Add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift")));
@@ -735,6 +744,7 @@ idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run)
 {
 	int64		waited_us = 0;
 	int			shift_allowed = idgen_backfill_max_shift;
+	bool		waited_restores = false;
 
 	idgen_check_preloaded();
 	idgen_check_not_in_recovery();
@@ -751,8 +761,7 @@ idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run)
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (likely(idgen_lanes->unknown == LANES_KNOWN &&
-				   pg_atomic_read_u32(&idgen_lanes->restores_open) == 0) &&
+		if (likely(idgen_lanes->unknown == LANES_KNOWN) &&
 			take_exact(ms, want, run))
 			return;
 		LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
@@ -765,7 +774,16 @@ idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run)
 		LWLockRelease(idgen_lanes->lock);
 
 		if (shift_allowed == 0)
+		{
+			if (!waited_restores &&
+				pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
+			{
+				await_restores();
+				waited_restores = true;
+				continue;
+			}
 			break;
+		}
 		if (take_nearest(ms, shift_allowed, want, run))
 			return;
 		LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
@@ -776,6 +794,14 @@ idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run)
 			continue;
 		}
 		LWLockRelease(idgen_lanes->lock);
+		/* a lane held by an open restore may give it once that ends */
+		if (!waited_restores &&
+			pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
+		{
+			await_restores();
+			waited_restores = true;
+			continue;
+		}
 		break;
 	}
 	lanes_full(ms);

@@ -54,9 +54,9 @@ extern void idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run);
 extern int64 idgen_lane_run_id(const IdgenLaneRun *run, int64 i);
 extern int	idgen_lanes_init(void);
 extern void idgen_lanes_raise_past(int64 id);
-extern void idgen_lanes_restored_into(void);
+extern int	idgen_lanes_kept(int32 *shards);
+extern bool idgen_lanes_restore_begins(const int32 *shards, int n);
 extern bool idgen_lanes_restoring_here;
-extern bool idgen_lanes_restore_begins(void);
 extern void idgen_lanes_restore_ends(bool committed);
 
 /* the lanes' leases (lane_lease.c, in the lease worker) */

@@ -85,8 +85,12 @@ take_table(const IdgenLaneTable *table)
 		for (int j = 0; j < merged.lanes[i].nranges; j++)
 			idgen_lane_add_range(&lane->used, merged.lanes[i].ranges[j].lo,
 								 merged.lanes[i].ranges[j].hi);
-		lane->used.flags |= merged.lanes[i].flags;
+		lane->used.flags = idgen_lane_flags_merge(lane->used.flags,
+												  idgen_lanes->base.cleared,
+												  merged.lanes[i].flags,
+												  table->cleared);
 	}
+	idgen_lanes->base.cleared = Max(idgen_lanes->base.cleared, table->cleared);
 	return whole;
 }
 
@@ -105,7 +109,8 @@ idgen_lanes_set_mints(void)
 
 /*
  * The table as it must be durable: each open range up to its fence, every
- * lane with a past (attested, or raised past restored IDs).
+ * lane with a past (attested, named by a restore, or raised past restored
+ * IDs).
  */
 static void
 build_table(IdgenLaneTable *table, const int64 *fences)
@@ -119,7 +124,7 @@ build_table(IdgenLaneTable *table, const int64 *fences)
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 		IdgenLaneEntry *entry;
 
-		if (!lane_attested(lane) && lane->used.nranges == 0)
+		if (lane->used.flags == 0 && lane->used.nranges == 0)
 			continue;
 		entry = &table->lanes[table->nlanes++];
 		*entry = lane->used;
@@ -459,6 +464,7 @@ idgen_lanes_init(void)
 {
 	int64		waited_us = 0;
 	int			ready = 0;
+	bool		cleared = false;
 
 	idgen_check_preloaded();
 	if (RecoveryInProgress())
@@ -487,95 +493,183 @@ idgen_lanes_init(void)
 	{
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 
-		if (lane->configured)
-		{
-			lane->used.flags |= IDGEN_LANE_ATTESTED;
-			ready++;
-		}
+		/*
+		 * The guide raises every shard of the restored rows first, a lane
+		 * named now or not: each kept lane's stop ends, counted, so that no
+		 * older table sets it back.
+		 */
+		if (lane->used.flags & IDGEN_LANE_RESTORED)
+			cleared = true;
+		lane->used.flags &= ~IDGEN_LANE_RESTORED;
+		if (!lane->configured)
+			continue;
+		lane->used.flags |= IDGEN_LANE_ATTESTED;
+		ready++;
 	}
+	if (cleared)
+		idgen_lanes->base.cleared++;
 	idgen_lanes->unknown = LANES_KNOWN;
 	idgen_lanes_set_mints();
 	idgen_lanes_ask_and_wait(&waited_us);
 	return ready;
 }
 
+/* The lanes this backend's open restore holds (restore_begins). */
+static int32 restore_held[IDGEN_LANE_TABLE_MAX];
+static int	restore_nheld = 0;
+
+/* The shards of every lane kept, named now or once; returns how many. */
+int
+idgen_lanes_kept(int32 *shards)
+{
+	int			n = 0;
+
+	if (idgen_lanes == NULL)
+		return 0;
+	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+		shards[n++] = idgen_lanes->lanes[i].used.shard;
+	LWLockRelease(idgen_lanes->lock);
+	return n;
+}
+
+/* A list of shards as text, for a message. */
+static char *
+shard_list(const int32 *shards, int n)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&buf, "%s%d", i > 0 ? ", " : "", shards[i]);
+	return buf.data;
+}
+
 /*
- * A dump restored into a database of this server (its COMMENT ON EXTENSION
- * brought a stamp): its rows may hold IDs of any shard, the lanes' too, at
- * milliseconds they would mint at, and nothing of the lanes' past says so.
- * The lanes refuse, durably and before the rows arrive, until the operator
- * raises them past the restored IDs and attests them.  Lanes already
- * refusing keep their reason; a server with no lane in its table has
- * nothing to refuse (a lane new to it waits for idgen_lanes_init() anyway).
+ * A dump restored into a database of this server named these lanes' shards
+ * (its stamp's part, or no part): its rows may hold their IDs at
+ * milliseconds they would mint at, and nothing of their past says so.
+ * Each refuses, durably and before the dump's rows commit, until the
+ * operator raises it past the restored IDs and attests it; the other lanes
+ * mint on.  Lanes already refusing all (their past unknown) keep that.
  */
-void
-idgen_lanes_restored_into(void)
+static void
+restored_into(const int32 *shards, int n)
 {
 	int64		waited_us = 0;
+	char	   *named;
 
-	if (idgen_lanes == NULL || RecoveryInProgress())
+	if (RecoveryInProgress())
 		return;
+	named = shard_list(shards, n);
 	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
-	if (idgen_lanes->unknown != LANES_KNOWN || idgen_lanes->nlanes == 0)
+	if (idgen_lanes->unknown != LANES_KNOWN)
 	{
 		LWLockRelease(idgen_lanes->lock);
 		return;
 	}
-	idgen_lanes->unknown = LANES_RESTORED_INTO;
-	/* ranges and windows open are stopped too: restored IDs may sit in them */
-	for (int i = 0; i < idgen_lanes->nlanes; i++)
-		stop_lane(&idgen_lanes->lanes[i]);
+	for (int i = 0; i < n; i++)
+	{
+		IdgenLane  *lane = idgen_lane_of(shards[i]);
+
+		/* ranges and windows open stop too: restored IDs may sit in them */
+		if (lane != NULL)
+		{
+			lane->used.flags |= IDGEN_LANE_RESTORED;
+			stop_lane(lane);
+		}
+	}
 	idgen_lanes_set_mints();
 	/* never an ERROR: it would undo the restore's statement, not its rows */
 	if (!idgen_lanes_ask_and_await(&waited_us))
 		ereport(WARNING,
-				(errmsg("the refusal of the backfill lanes is not durable yet"),
+				(errmsg("the refusal of backfill lanes %s is not durable yet", named),
 				 errdetail("The \"idgen fence\" worker did not write it within \"%s\"; the lanes refuse meanwhile, and a crash before it writes forgets it.",
 						   "idgen.max_wait")));
 	ereport(WARNING,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("the backfill lanes of this server refuse until attested again"),
-			 errdetail("This restore brings idgen's stamp; its rows may hold IDs of the lanes' shards at milliseconds the lanes would mint at."),
+			 errmsg(n == 1 ? "backfill lane %s of this server refuses until attested again" :
+					"backfill lanes %s of this server refuse until attested again", named),
+			 errdetail("This restore's stamp names %s: its rows may hold IDs of %s at milliseconds %s would mint at.  The server's other lanes mint as before.",
+					   n == 1 ? "that shard" : "those shards",
+					   n == 1 ? "that lane" : "those lanes",
+					   n == 1 ? "it" : "they"),
 			 errhint("Once the rows are in, run SELECT idgen_advance_past(max(id)) on the restored tables' keys, one per shard; then SELECT idgen_lanes_init().")));
 }
 
 /*
- * A restore's statement ran in a transaction still open: until it ends the
- * lanes refuse (its rows may be arriving), and nothing is durable, so that
- * a transaction rolled back leaves the lanes as they were.  Its commit
- * makes the stop durable first (idgen_lanes_restored_into), then lets go.
- * A crash forgets the count with the transaction.
+ * A restore's statement ran in a transaction still open, its dump naming
+ * these lanes: until it ends they refuse (its rows may be arriving), and
+ * nothing is durable, so that a transaction rolled back leaves them as
+ * they were.  Its commit makes the stop durable first (restored_into),
+ * then lets go.  A crash forgets the holds with the transaction.  Returns
+ * whether this backend holds a lane.
  */
 bool
-idgen_lanes_restore_begins(void)
+idgen_lanes_restore_begins(const int32 *shards, int n)
 {
-	/* no lane: nothing to hold, nor to stop (idgen_lanes_restored_into) */
-	if (idgen_lanes == NULL || idgen_lanes->nlanes == 0 || RecoveryInProgress())
+	bool		first = restore_nheld == 0;
+
+	if (idgen_lanes == NULL || RecoveryInProgress())
 		return false;
-	pg_atomic_fetch_add_u32(&idgen_lanes->restores_open, 1);
-	idgen_lanes_restoring_here = true;
-	return true;
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n; i++)
+	{
+		IdgenLane  *lane = idgen_lane_of(shards[i]);
+		bool		held = false;
+
+		for (int j = 0; j < restore_nheld && !held; j++)
+			held = restore_held[j] == shards[i];
+		if (lane == NULL || held)
+			continue;
+		lane->restoring++;
+		restore_held[restore_nheld++] = shards[i];
+	}
+	idgen_lanes_set_mints();
+	LWLockRelease(idgen_lanes->lock);
+	if (first && restore_nheld > 0)
+		pg_atomic_fetch_add_u32(&idgen_lanes->restores_open, 1);
+	idgen_lanes_restoring_here = restore_nheld > 0;
+	return idgen_lanes_restoring_here;
+}
+
+static void
+restore_lets_go(void)
+{
+	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < restore_nheld; i++)
+	{
+		IdgenLane  *lane = idgen_lane_of(restore_held[i]);
+
+		if (lane != NULL && lane->restoring > 0)
+			lane->restoring--;
+	}
+	idgen_lanes_set_mints();
+	LWLockRelease(idgen_lanes->lock);
+	restore_nheld = 0;
+	idgen_lanes_restoring_here = false;
+	pg_atomic_fetch_sub_u32(&idgen_lanes->restores_open, 1);
+	ConditionVariableBroadcast(&idgen_lanes->cv);
 }
 
 void
 idgen_lanes_restore_ends(bool committed)
 {
-	idgen_lanes_restoring_here = false;
+	if (restore_nheld == 0)
+		return;
 	/* an ERROR in the stop (a cancel while it waits) still lets go */
 	PG_TRY();
 	{
 		if (committed)
-			idgen_lanes_restored_into();
+			restored_into(restore_held, restore_nheld);
 	}
 	PG_CATCH();
 	{
-		pg_atomic_fetch_sub_u32(&idgen_lanes->restores_open, 1);
-		ConditionVariableBroadcast(&idgen_lanes->cv);
+		restore_lets_go();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	pg_atomic_fetch_sub_u32(&idgen_lanes->restores_open, 1);
-	ConditionVariableBroadcast(&idgen_lanes->cv);
+	restore_lets_go();
 }
 
 /*
@@ -716,7 +810,8 @@ idgen_lanes_usable(int32 shard)
 		if (lane->used.shard == shard)
 			usable = (idgen_lanes->unknown == LANES_KNOWN ||
 					  idgen_lanes->unknown == LANES_RESTORED_INTO) &&
-				lane_may_mint(lane);
+				lane->configured && lane_attested(lane) &&
+				!idgen_lane_table_was_live(&idgen_lanes->base, shard);
 	}
 	LWLockRelease(idgen_lanes->lock);
 	return usable;

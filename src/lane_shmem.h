@@ -46,7 +46,8 @@ typedef struct IdgenLane
 	uint64		range_gen;		/* bumped when a range closes or opens */
 	bool		configured;		/* in idgen.backfill_shards */
 	bool		leased;			/* with a lease registry: its row is ours */
-	IdgenLaneEntry used;		/* closed ranges, the shard, attested */
+	int			restoring;		/* open restores whose dump names it */
+	IdgenLaneEntry used;		/* closed ranges, the shard, its flags */
 
 	/* the late window (lane_late.c): counted, published once durable */
 	pg_atomic_uint64 late_lo;
@@ -62,7 +63,7 @@ typedef struct IdgenLanes
 	ConditionVariable cv;		/* broadcast when the worker wrote */
 	pg_atomic_uint64 asked;		/* writes asked for, under the lock */
 	pg_atomic_uint64 written;	/* the last asked the worker made durable */
-	pg_atomic_uint32 restores_open;	/* restores whose transaction is open */
+	pg_atomic_uint32 restores_open;	/* restores naming lanes, still open */
 	pg_atomic_uint32 late_takers;	/* minters in the late counts */
 	pg_atomic_uint32 late_closed;	/* the counts are being emptied */
 	pg_atomic_uint32 late_taken;	/* counts' slots taken */
@@ -108,14 +109,21 @@ lane_attested(const IdgenLane *lane)
 	return (lane->used.flags & IDGEN_LANE_ATTESTED) != 0;
 }
 
+/* A restore named it, committed (durable) or still open (shared memory). */
+static inline bool
+lane_restored(const IdgenLane *lane)
+{
+	return (lane->used.flags & IDGEN_LANE_RESTORED) != 0 || lane->restoring > 0;
+}
+
 /*
- * Whether a lane may mint here, its lease aside: named, attested, and never
- * a live shard.  With the lock held.
+ * Whether a lane may mint here, its lease aside: named, attested, never a
+ * live shard, and named by no restore since.  With the lock held.
  */
 static inline bool
 lane_may_mint(const IdgenLane *lane)
 {
-	return lane->configured && lane_attested(lane) &&
+	return lane->configured && lane_attested(lane) && !lane_restored(lane) &&
 		!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard);
 }
 

@@ -194,7 +194,8 @@ idgen_lane_table_merge(IdgenLaneTable *into, const IdgenLaneTable *from)
 			whole = false;
 			continue;
 		}
-		dst->flags |= src->flags;
+		dst->flags = idgen_lane_flags_merge(dst->flags, into->cleared,
+											src->flags, from->cleared);
 
 		for (int j = 0; j < src->nranges; j++)
 		{
@@ -205,7 +206,30 @@ idgen_lane_table_merge(IdgenLaneTable *into, const IdgenLaneTable *from)
 			idgen_lane_add_range(dst, r.lo, r.hi);
 		}
 	}
+	into->cleared = Max(into->cleared, from->cleared);
 	return whole;
+}
+
+/*
+ * A lane's flags from two tables.  ATTESTED only grows.  RESTORED is set
+ * by a restore and cleared by an attestation, which counts in its table's
+ * "cleared": the table that counts more clearings says whether it is set,
+ * and with the same count, either does (a restore since).  A table
+ * replayed after the file (older) cannot set it back, nor clear it.
+ */
+uint16
+idgen_lane_flags_merge(uint16 into, uint32 into_cleared,
+					   uint16 from, uint32 from_cleared)
+{
+	uint16		restored;
+
+	if (from_cleared > into_cleared)
+		restored = from & IDGEN_LANE_RESTORED;
+	else if (from_cleared < into_cleared)
+		restored = into & IDGEN_LANE_RESTORED;
+	else
+		restored = (into | from) & IDGEN_LANE_RESTORED;
+	return ((into | from) & IDGEN_LANE_ATTESTED) | restored;
 }
 
 /* Shard numbers are kept as ranges too; past the capacity, widened. */
@@ -253,7 +277,7 @@ idgen_lane_table_check(const IdgenLaneTable *table, size_t len)
 
 		if (lane->shard < 0 || lane->nranges < 0 ||
 			lane->nranges > IDGEN_LANE_MAX_RANGES ||
-			(lane->flags & ~IDGEN_LANE_ATTESTED) != 0)
+			(lane->flags & ~IDGEN_LANE_FLAGS) != 0)
 			return false;
 		for (int j = 0; j < lane->nranges; j++)
 			if (lane->ranges[j].lo < 0 || lane->ranges[j].lo >= lane->ranges[j].hi ||

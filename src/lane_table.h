@@ -50,6 +50,8 @@ extern int64 idgen_lane_free_from(const IdgenLaneEntry *lane, int64 ms);
 extern IdgenLaneEntry *idgen_lane_table_find(IdgenLaneTable *table, int32 shard);
 extern bool idgen_lane_table_merge(IdgenLaneTable *into,
 								   const IdgenLaneTable *from);
+extern uint16 idgen_lane_flags_merge(uint16 into, uint32 into_cleared,
+									 uint16 from, uint32 from_cleared);
 extern void idgen_lane_table_add_live(IdgenLaneTable *table, int32 shard);
 extern bool idgen_lane_table_was_live(const IdgenLaneTable *table, int32 shard);
 

@@ -277,7 +277,9 @@ stamp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 static void
 stop_lanes_at_commit(const IdgenStampShards *brought)
 {
-	IdgenStampShards server;
+	int32		named[IDGEN_LANE_TABLE_MAX];
+	int			nkept;
+	int			n = 0;
 
 	if (!xact_callbacks_registered)
 	{
@@ -285,11 +287,12 @@ stop_lanes_at_commit(const IdgenStampShards *brought)
 		RegisterSubXactCallback(stamp_subxact_callback, NULL);
 		xact_callbacks_registered = true;
 	}
-	/* a dump whose stamp names none of this server's lanes holds no ID of them */
-	idgen_stamp_shards_lanes(&server);
-	if (!idgen_stamp_shards_meet(brought, &server))
-		return;
-	if (lanes_stop_level == 0 && idgen_lanes_restore_begins())
+	/* a dump holds no ID of a lane whose shard its stamp does not name */
+	nkept = idgen_lanes_kept(named);
+	for (int i = 0; i < nkept; i++)
+		if (idgen_stamp_shards_names(brought, named[i]))
+			named[n++] = named[i];
+	if (idgen_lanes_restore_begins(named, n) && lanes_stop_level == 0)
 	{
 		lanes_stop_level = GetCurrentTransactionNestLevel();
 		if (IsolationIsSerializable())

@@ -143,18 +143,15 @@ idgen_stamp_shards_covers(const IdgenStampShards *l, const IdgenStampShards *s)
 	return true;
 }
 
-/* Some shard is named by both; any shard meets every shard named. */
+/* The part names the shard. */
 bool
-idgen_stamp_shards_meet(const IdgenStampShards *a, const IdgenStampShards *b)
+idgen_stamp_shards_names(const IdgenStampShards *l, int32 shard)
 {
-	if (a->any)
-		return b->any || b->nranges > 0;
-	if (b->any)
-		return a->nranges > 0;
-	for (int i = 0; i < a->nranges; i++)
-		for (int j = 0; j < b->nranges; j++)
-			if (a->lo[i] <= b->hi[j] && b->lo[j] <= a->hi[i])
-				return true;
+	if (l->any)
+		return true;
+	for (int i = 0; i < l->nranges; i++)
+		if (l->lo[i] <= shard && shard <= l->hi[i])
+			return true;
 	return false;
 }
 

@@ -36,7 +36,7 @@ extern void idgen_stamp_shards_lanes(IdgenStampShards *l);
 extern void idgen_stamp_shards_server(IdgenStampShards *l);
 extern void idgen_stamp_shards_add(IdgenStampShards *into, const IdgenStampShards *from);
 extern bool idgen_stamp_shards_covers(const IdgenStampShards *l, const IdgenStampShards *s);
-extern bool idgen_stamp_shards_meet(const IdgenStampShards *a, const IdgenStampShards *b);
+extern bool idgen_stamp_shards_names(const IdgenStampShards *l, int32 shard);
 extern bool idgen_stamp_shards_equal(const IdgenStampShards *a, const IdgenStampShards *b);
 extern void idgen_stamp_shards_format(StringInfo buf, const IdgenStampShards *l,
 									  bool any_explicit);

@@ -52,9 +52,9 @@ StaticAssertDecl(offsetof(IdgenFenceRecord, fence_id) == 0 &&
 /*
  * What a LANES record and the file idgen.lanes carry (lane_table.c): for
  * every lane this cluster has kept, the milliseconds it may have minted at,
- * as ranges [lo, hi) of the layout named, and whether its past was
- * attested; and the shards it has minted on live.  The record holds the
- * lanes in use only (nlanes of them).
+ * as ranges [lo, hi) of the layout named, whether its past was attested
+ * and whether a restore named it since; and the shards it has minted on
+ * live.  The record holds the lanes in use only (nlanes of them).
  */
 #define IDGEN_LANE_MAX_RANGES	16
 #define IDGEN_LANE_MAX_LIVE		16
@@ -67,6 +67,8 @@ typedef struct IdgenMsRange
 } IdgenMsRange;
 
 #define IDGEN_LANE_ATTESTED		0x0001	/* its past is known: it may mint */
+#define IDGEN_LANE_RESTORED		0x0002	/* a restore named it: it may not */
+#define IDGEN_LANE_FLAGS		(IDGEN_LANE_ATTESTED | IDGEN_LANE_RESTORED)
 
 typedef struct IdgenLaneEntry
 {
@@ -82,7 +84,7 @@ typedef struct IdgenLaneTable
 	int32		unknown;		/* why the lanes wait (lane_table.h), or 0 */
 	int32		nlive;
 	int32		nlanes;
-	int32		unused;
+	uint32		cleared;		/* how often flags were cleared (0 before 1.8) */
 	IdgenMsRange live[IDGEN_LANE_MAX_LIVE]; /* shard numbers, [lo, hi) */
 	IdgenLaneEntry lanes[IDGEN_LANE_TABLE_MAX];
 } IdgenLaneTable;

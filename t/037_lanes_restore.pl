@@ -5,13 +5,16 @@
 # may hold IDs of the lanes' shards (its source's lanes, or its source's
 # live shards) at milliseconds the lanes would mint at.
 #
-#  - the restore's COMMENT ON EXTENSION (idgen's stamp) makes the lanes
-#    refuse, with a WARNING, before any row arrives;
+#  - the restore's COMMENT ON EXTENSION (idgen's stamp) makes the lane
+#    whose shard the dump names refuse, with a WARNING, before any row
+#    arrives; the server's other lane mints on;
 #  - the refusal names the restore, says what to do, and outlasts a
 #    restart;
 #  - a comment by hand, which brings no stamp, refuses nothing;
 #  - raised past the restored IDs as the hint says and attested, the lanes
-#    give none of the restored IDs again.
+#    give none of the restored IDs again;
+#  - while a restore's transaction is open only the lanes its dump names
+#    wait; a crash neither forgets a stop nor brings back one attested.
 
 use strict;
 use warnings;
@@ -48,10 +51,11 @@ $source->command_ok([ 'pg_dump', '-f', $plain, '-d', $source->connstr('app') ],
 	'pg_dump (plain) of the source');
 $source->stop;
 
-# The target backfills on lane 100 too: a server the source's data moves
-# to, its lanes attested before the restore.
+# The target backfills on lane 100 too, and on 101, which the source's
+# dump does not name: a server the source's data moves to, its lanes
+# attested before the restore.
 my $target = idgen_node('restore_target',
-	conf => "idgen.shard_id = 2\nidgen.backfill_shards = '100'");
+	conf => "idgen.shard_id = 2\nidgen.backfill_shards = '100-101'");
 $target->start;
 $target->safe_psql('postgres', 'CREATE EXTENSION idgen');
 $target->safe_psql('postgres', 'SELECT idgen_lanes_init()');
@@ -71,8 +75,8 @@ my $restored = IPC::Run::run(
 	'<', \'', '>', \$stdout, '2>', \$stderr);
 ok($restored, 'the plain pg_restore succeeds') or diag($stderr);
 ok( log_has($target, $log_offset,
-		qr/WARNING:  the backfill lanes of this server refuse until attested again/),
-	'the restore warns why the lanes stop');
+		qr/WARNING:  backfill lane 100 of this server refuses until attested again/),
+	'the restore warns why lane 100 stops');
 is($target->safe_psql('app', 'SELECT count(*) FROM events'), $rows,
 	'the rows are restored');
 
@@ -85,29 +89,38 @@ sub fails_in
 	return $err;
 }
 
-# answered, it would say whether the lane gave a restored ID again
-my $err = fails_in('app',
-	"SELECT idgen_next_at('$at') IN (SELECT id FROM events) AS given_again");
-like($err, qr/the backfill lanes' past is not known/, 'the lanes refuse after the restore');
-like($err, qr/DETAIL:  A dump was restored into a database of this server/,
-	'the refusal names the restore');
-like($err, qr/HINT:  Run SELECT idgen_advance_past\(max\(id\)\)/,
-	'the hint says to raise the lanes first');
-like(fails_in('postgres', "SELECT idgen_next_at('2026-02-03 00:00:00+00')"),
-	qr/the backfill lanes' past is not known/,
-	'every database of the server refuses, not only the restored one');
+# Whether each lane is ready, as idgen_lanes() shows it.
+sub ready
+{
+	return $target->safe_psql('postgres',
+		"SELECT string_agg(shard || ':' || ready, ' ' ORDER BY shard) FROM idgen_lanes()");
+}
+
+is(ready(), '100:false 101:true', 'idgen_lanes() shows lane 100 stopped, 101 ready');
+is( $target->safe_psql('postgres',
+		"SELECT id_to_shard(idgen_next_at('2026-02-03 00:00:00+00'))"),
+	'101', 'the lane the dump does not name mints on, in every database');
+# a millisecond the other lane cannot fill: the refusal names lane 100
+my $err = fails_in('app', "SELECT idgen_next_at_n('2026-02-04 00:00:00+00', 1500)");
+like($err, qr/no backfill lane can mint at/, 'lane 100 gives nothing after the restore');
+like($err, qr/lane 100 was named by a restore/, 'the refusal names the restore');
+like($err, qr/HINT:  Attest the lanes named since the last attestation or by a restore/,
+	'the hint says what to run');
 
 $target->restart;
-like(fails_in('app', "SELECT idgen_next_at('$at')"),
-	qr/A dump was restored into a database of this server/,
-	'the refusal outlasts a restart');
+is(ready(), '100:false 101:true', 'the refusal outlasts a restart');
+like(fails_in('app', "SELECT idgen_next_at_n('2026-02-05 00:00:00+00', 1500)"),
+	qr/lane 100 was named by a restore/, 'and still says why');
 
 # the guide: raise past the restored IDs, one per shard, then attest
 $target->safe_psql('app',
 	'SELECT idgen_advance_past(max(id)) FROM events GROUP BY id_to_shard(id)');
-is($target->safe_psql('app', 'SELECT idgen_lanes_init()'), 1, 'lane 100 attested again');
-like(fails_in('app', "SELECT idgen_next_at('$at')"), qr/no backfill lane can mint/,
-	'the restored millisecond is not given again');
+is($target->safe_psql('app', 'SELECT idgen_lanes_init()'), 2, 'the lanes attested again');
+is(ready(), '100:true 101:true', 'lane 100 is ready again');
+# lane 100 is raised past the restored millisecond: lane 101 gives it
+is( $target->safe_psql('app',
+		"SELECT id_to_shard(x) || ':' || (x IN (SELECT id FROM events)) FROM idgen_next_at('$at') x"),
+	'101:false', 'the restored millisecond is not given again on lane 100');
 my ($ret, $out);
 $ret = $target->psql('app',
 	"INSERT INTO events SELECT idgen_next_at('2026-03-03 03:03:03.004+00'), '$at' "
@@ -116,19 +129,17 @@ $ret = $target->psql('app',
 is($ret, 0, 'the next millisecond is minted beside the restored rows')
   or diag($err);
 is( $target->safe_psql('app',
-		"SELECT count(DISTINCT id) FROM events WHERE id_to_shard(id) = 100"),
-	2 * $rows, 'every ID on lane 100 distinct');
+		"SELECT count(DISTINCT id) || ':' || count(*) FROM events"),
+	2 * $rows . ':' . 2 * $rows, 'every ID distinct');
 
 # a plain dump through psql: the same statement, its WARNING on the screen
 $target->safe_psql('postgres', 'CREATE DATABASE app2');
 ($stdout, $stderr) = ('', '');
 IPC::Run::run([ 'psql', '-X', '-q', '-d', $target->connstr('app2'), '-f', $plain ],
 	'<', \'', '>', \$stdout, '2>', \$stderr);
-like($stderr, qr/WARNING:  the backfill lanes of this server refuse until attested again/,
+like($stderr, qr/WARNING:  backfill lane 100 of this server refuses until attested again/,
 	'psql of a plain dump shows the WARNING');
-like(fails_in('app', "SELECT idgen_next_at('2026-03-03 03:03:03.005+00')"),
-	qr/A dump was restored into a database of this server/,
-	'and the lanes refuse again');
+is(ready(), '100:false 101:true', 'and lane 100 refuses again');
 
 # the database's owner, who does not own the extension, restores: idgen
 # applies its COMMENT (1.8), the rows are loaded, and the lanes stop as the
@@ -139,8 +150,7 @@ $target->safe_psql('app', 'SELECT idgen_lanes_init()');
 $target->safe_psql('postgres',
 	'CREATE ROLE app_owner LOGIN; CREATE DATABASE app3 OWNER app_owner');
 $target->safe_psql('app3', 'CREATE EXTENSION idgen');
-ok($target->safe_psql('app', "SELECT idgen_next_at('2026-03-03 03:03:03.006+00') > 0"),
-	'the lanes mint again, attested');
+is(ready(), '100:true 101:true', 'the lanes mint again, attested');
 ($stdout, $stderr) = ('', '');
 IPC::Run::run(
 	[ 'pg_restore', '-U', 'app_owner', '-d', $target->connstr('app3'), $dump ],
@@ -149,9 +159,50 @@ unlike($stderr, qr/COMMENT ON EXTENSION/,
 	"the restore's COMMENT is applied for the database's owner");
 is($target->safe_psql('app3', 'SELECT count(*) FROM events'), $rows,
 	'and the rows are restored');
-like(fails_in('app', "SELECT idgen_next_at('2026-03-03 03:03:03.007+00')"),
-	qr/A dump was restored into a database of this server/,
-	'the lanes stop');
+is(ready(), '100:false 101:true', 'lane 100 stops');
+
+# A stamp that names shard 100 only, of this server's history: what a
+# dump of a server whose lane 100 minted brings.
+my $history = $target->safe_psql('postgres',
+	"SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'idgen'");
+$history =~ s/^.* \[layout history: /[layout history: /;
+my $names_100 = "from elsewhere [shards: 100] $history";
+$target->safe_psql('app3',
+	'SELECT idgen_advance_past(max(id)) FROM events GROUP BY id_to_shard(id)');
+$target->safe_psql('app3', 'SELECT idgen_lanes_init()');
+
+# its transaction still open: lane 100 waits for it, lane 101 mints on
+{
+	$target->safe_psql('postgres', 'CREATE DATABASE app4');
+	$target->safe_psql('app4', 'CREATE EXTENSION idgen');
+	my $s = $target->background_psql('app4', on_error_stop => 0);
+	$s->query_safe('BEGIN');
+	$s->query_safe("COMMENT ON EXTENSION idgen IS '$names_100'");
+	is(ready(), '100:false 101:true', 'an open restore holds the lane its dump names');
+	is( $target->safe_psql('postgres',
+			"SET idgen.max_wait = '1s'; SELECT id_to_shard(idgen_next_at('2026-05-06 00:00:00+00'))"),
+		'101', 'and the other lane mints meanwhile, without waiting');
+	my (undef, $err) = psql_fails($target,
+		"SET idgen.max_wait = '1s'; SELECT idgen_next_at_n('2026-06-07 00:00:00+00', 1500)");
+	like($err, qr/the backfill lanes waited "idgen.max_wait" for a restore to end/,
+		'a time only both lanes can give waits for the restore');
+	$s->query_safe('ROLLBACK');
+	$s->quit;
+	is(ready(), '100:true 101:true', 'rolled back, lane 100 mints again');
+}
+
+# committed, then a crash: the stop is durable; attested, then a crash
+# before any checkpoint: the replayed table that names the stop (logged
+# after the last checkpoint) does not bring it back
+$target->safe_psql('app4', "COMMENT ON EXTENSION idgen IS '$names_100'");
+is(ready(), '100:false 101:true', 'the restore committed stops lane 100');
+$target->stop('immediate');
+$target->start;
+is(ready(), '100:false 101:true', 'and a crash does not forget it');
+is($target->safe_psql('app4', 'SELECT idgen_lanes_init()'), 2, 'attested again');
+$target->stop('immediate');
+$target->start;
+is(ready(), '100:true 101:true', 'a crash after the attestation keeps it');
 
 $target->stop;
 done_testing();
