@@ -32,6 +32,7 @@ OBJS = \
 	src/lane_table.o \
 	src/lane.o \
 	src/lane_durable.o \
+	src/lane_restore.o \
 	src/lane_late.o \
 	src/backfill.o \
 	src/lease_gate.o \

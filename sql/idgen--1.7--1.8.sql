@@ -412,3 +412,28 @@ BEGIN
 			 ELSE '' END);
 END
 $rekey$;
+
+-- idgen_lanes() says why a lane does not mint and what to run: a restore
+-- now stops only the lanes its dump names, and ready alone did not say
+-- which refusal a lane is in.  A view of a user's over idgen_lanes() makes
+-- this update fail: drop it first, and create it again after.
+DROP FUNCTION idgen_lanes();
+
+CREATE FUNCTION idgen_lanes(
+	OUT shard integer,
+	OUT configured boolean,
+	OUT ready boolean,
+	OUT open_from timestamptz,
+	OUT next_at timestamptz,
+	OUT fence timestamptz,
+	OUT used_ranges integer,
+	OUT minted bigint,
+	OUT spilled bigint,
+	OUT largest_shift_ms bigint,
+	OUT not_ready_reason text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_lanes_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_lanes() IS
+'the backfill lanes: where each mints, what it minted since the server started, and why it does not';

@@ -18,6 +18,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -135,8 +136,8 @@ idgen_lanes_sql(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		IdgenLaneFigures *f = &figures[i];
-		Datum		values[10];
-		bool		nulls[10] = {false};
+		Datum		values[11];
+		bool		nulls[11] = {false};
 
 		values[0] = Int32GetDatum(f->shard);
 		values[1] = BoolGetDatum(f->configured);
@@ -148,6 +149,10 @@ idgen_lanes_sql(PG_FUNCTION_ARGS)
 		values[7] = Int64GetDatum((int64) f->minted);
 		values[8] = Int64GetDatum((int64) f->spilled);
 		values[9] = Int64GetDatum(f->largest_shift_ms);
+		/* 1.8's column, absent while the SQL is older than the library */
+		nulls[10] = f->not_ready_reason == NULL;
+		if (!nulls[10])
+			values[10] = CStringGetTextDatum(f->not_ready_reason);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

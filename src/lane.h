@@ -55,7 +55,9 @@ extern int64 idgen_lane_run_id(const IdgenLaneRun *run, int64 i);
 extern int	idgen_lanes_init(void);
 extern void idgen_lanes_raise_past(int64 id);
 extern int	idgen_lanes_kept(int32 *shards);
-extern bool idgen_lanes_restore_begins(const int32 *shards, int n);
+extern bool idgen_lanes_restore_begins(const int32 *shards, int n, int level);
+extern void idgen_lanes_restore_subxact(bool committed, int level);
+extern bool idgen_lanes_restore_names(void);
 extern bool idgen_lanes_restoring_here;
 extern void idgen_lanes_restore_ends(bool committed);
 
@@ -85,6 +87,7 @@ typedef struct IdgenLaneFigures
 	uint64		minted;
 	uint64		spilled;
 	int64		largest_shift_ms;
+	const char *not_ready_reason;	/* NULL when ready */
 } IdgenLaneFigures;
 
 extern int	idgen_lanes_figures(IdgenLaneFigures *figures);

@@ -209,25 +209,15 @@ idgen_layout_adopt(PG_FUNCTION_ARGS)
 /* ---- The lanes stop when a restore commits ---- */
 
 /*
- * A statement that brings a stamp is a restore's, and the lanes must not
- * mint while its rows may be arriving; but a statement that fails, or a
- * transaction rolled back, must leave nothing behind.  So once the
- * statement is allowed, the lanes refuse while its transaction is open
- * (idgen_lanes_restore_begins, in shared memory only), its commit makes
- * the stop durable, and its rollback lets them mint as before.  The
- * nesting level that asked: a savepoint rolled back takes its ask with it.
+ * A statement that brings a stamp is a restore's, and the lanes its dump
+ * names must not mint while its rows may be arriving; but a statement
+ * that fails, or a transaction or savepoint rolled back, must leave
+ * nothing behind.  So once the statement is allowed, those lanes refuse
+ * while its transaction is open (idgen_lanes_restore_begins, in shared
+ * memory only, with the nesting level that named each), its commit makes
+ * the stop durable, and a rollback lets them mint as before.
  */
-static int	lanes_stop_level = 0;	/* 0: nothing asked */
 static bool xact_callbacks_registered = false;
-
-static void
-lanes_stop_ends(bool committed)
-{
-	if (lanes_stop_level == 0)
-		return;
-	lanes_stop_level = 0;
-	idgen_lanes_restore_ends(committed);
-}
 
 static void
 stamp_xact_callback(XactEvent event, void *arg)
@@ -235,11 +225,11 @@ stamp_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			lanes_stop_ends(true);
+			idgen_lanes_restore_ends(true);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			/* its outcome comes later, in another session: refused (below) */
-			if (lanes_stop_level > 0)
+			if (idgen_lanes_restore_names())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that restores idgen's stamp into a server with backfill lanes"),
@@ -247,7 +237,7 @@ stamp_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			lanes_stop_ends(false);
+			idgen_lanes_restore_ends(false);
 			break;
 		default:
 			break;
@@ -258,15 +248,9 @@ static void
 stamp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					   SubTransactionId parentSubid, void *arg)
 {
-	int			level;
-
-	if (lanes_stop_level == 0)
-		return;
-	level = GetCurrentTransactionNestLevel();
-	if (event == SUBXACT_EVENT_ABORT_SUB && level <= lanes_stop_level)
-		lanes_stop_ends(false);
-	else if (event == SUBXACT_EVENT_COMMIT_SUB && level == lanes_stop_level)
-		lanes_stop_level = level - 1;
+	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
+		idgen_lanes_restore_subxact(event == SUBXACT_EVENT_COMMIT_SUB,
+									GetCurrentTransactionNestLevel());
 }
 
 /*
@@ -292,16 +276,13 @@ stop_lanes_at_commit(const IdgenStampShards *brought)
 	for (int i = 0; i < nkept; i++)
 		if (idgen_stamp_shards_names(brought, named[i]))
 			named[n++] = named[i];
-	if (idgen_lanes_restore_begins(named, n) && lanes_stop_level == 0)
-	{
-		lanes_stop_level = GetCurrentTransactionNestLevel();
-		if (IsolationIsSerializable())
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("a restore of idgen's stamp cannot run in a serializable transaction"),
-					 errdetail("Its commit stops the backfill lanes durably before the serialization check, which could still roll it back."),
-					 errhint("Restore at the default isolation level, READ COMMITTED (PGOPTIONS='-c default_transaction_isolation=read\\ committed').")));
-	}
+	if (idgen_lanes_restore_begins(named, n, GetCurrentTransactionNestLevel()) &&
+		IsolationIsSerializable())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a restore of idgen's stamp cannot run in a serializable transaction"),
+				 errdetail("Its commit stops the backfill lanes durably before the serialization check, which could still roll it back."),
+				 errhint("Restore at the default isolation level, READ COMMITTED (PGOPTIONS='-c default_transaction_isolation=read\\ committed').")));
 }
 
 /* ---- The statements that carry a stamp ---- */

@@ -54,7 +54,7 @@ $source->stop;
 # The target backfills on lane 100 too, and on 101, which the source's
 # dump does not name: a server the source's data moves to, its lanes
 # attested before the restore.
-my $target = idgen_node('restore_target',
+my $target = idgen_node('restore_target', allows_streaming => 1,
 	conf => "idgen.shard_id = 2\nidgen.backfill_shards = '100-101'");
 $target->start;
 $target->safe_psql('postgres', 'CREATE EXTENSION idgen');
@@ -93,10 +93,22 @@ sub fails_in
 sub ready
 {
 	return $target->safe_psql('postgres',
-		"SELECT string_agg(shard || ':' || ready, ' ' ORDER BY shard) FROM idgen_lanes()");
+		"SELECT string_agg(shard || ':' || ready, ' ' ORDER BY shard) FROM idgen_lanes() WHERE configured");
+}
+
+# Why a lane does not mint, as idgen_lanes() says it ('' when it mints).
+sub reason
+{
+	my ($shard) = @_;
+	return $target->safe_psql('postgres',
+		"SELECT not_ready_reason FROM idgen_lanes() WHERE shard = $shard");
 }
 
 is(ready(), '100:false 101:true', 'idgen_lanes() shows lane 100 stopped, 101 ready');
+like(reason(100),
+	qr/^named by a restore: run SELECT idgen_advance_past\(max\(id\)\) on the restored keys, one per shard, then SELECT idgen_lanes_init\(\)$/,
+	'and says why lane 100 does not mint, and what to run');
+is(reason(101), '', 'lane 101 has no reason');
 is( $target->safe_psql('postgres',
 		"SELECT id_to_shard(idgen_next_at('2026-02-03 00:00:00+00'))"),
 	'101', 'the lane the dump does not name mints on, in every database');
@@ -179,6 +191,7 @@ $target->safe_psql('app3', 'SELECT idgen_lanes_init()');
 	$s->query_safe('BEGIN');
 	$s->query_safe("COMMENT ON EXTENSION idgen IS '$names_100'");
 	is(ready(), '100:false 101:true', 'an open restore holds the lane its dump names');
+	is(reason(100), 'a restore naming it is in an open transaction', 'idgen_lanes() says so');
 	is( $target->safe_psql('postgres',
 			"SET idgen.max_wait = '1s'; SELECT id_to_shard(idgen_next_at('2026-05-06 00:00:00+00'))"),
 		'101', 'and the other lane mints meanwhile, without waiting');
@@ -203,6 +216,92 @@ is($target->safe_psql('app4', 'SELECT idgen_lanes_init()'), 2, 'attested again')
 $target->stop('immediate');
 $target->start;
 is(ready(), '100:true 101:true', 'a crash after the attestation keeps it');
+
+# A savepoint rolled back takes its names with it: only the lane named
+# outside it stops (a DO block's caught error, nested savepoints likewise).
+(my $names_101 = $names_100) =~ s/\[shards: 100\]/[shards: 101]/;
+foreach my $case (
+	[ 'ROLLBACK TO',
+		"BEGIN; COMMENT ON EXTENSION idgen IS '$names_100'; SAVEPOINT s;
+		 COMMENT ON EXTENSION idgen IS '$names_101'; ROLLBACK TO s; COMMIT;" ],
+	[ 'nested savepoints',
+		"BEGIN; SAVEPOINT s1; COMMENT ON EXTENSION idgen IS '$names_100'; SAVEPOINT s2;
+		 COMMENT ON EXTENSION idgen IS '$names_101'; ROLLBACK TO s2; RELEASE s1; COMMIT;" ],
+	[ 'a DO block that catches its error',
+		"BEGIN; COMMENT ON EXTENSION idgen IS '$names_100';
+		 DO \$\$ BEGIN EXECUTE \$c\$COMMENT ON EXTENSION idgen IS '$names_101'\$c\$;
+		   RAISE division_by_zero; EXCEPTION WHEN division_by_zero THEN NULL; END \$\$;
+		 COMMIT;" ])
+{
+	my ($what, $sql) = @$case;
+	$target->safe_psql('app4', $sql);
+	is(ready(), '100:false 101:true', "$what: only the lane named outside the savepoint stops");
+	$target->safe_psql('app4', 'SELECT idgen_lanes_init()');
+}
+
+# A FATAL while the commit waits to make the stop durable (the fence
+# worker waits for a synchronous standby that never comes): the abort that
+# follows lets the lane go, and attesting it makes it mint again.
+$target->safe_psql('postgres',
+	"ALTER SYSTEM SET synchronous_standby_names = 'nosuchstandby'");
+$target->reload;
+$target->safe_psql('postgres', 'SELECT pg_sleep(1)');    # the worker reloads too
+{
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-d', $target->connstr('app4'), '-c',
+			"SET idgen.max_wait = '120s'; COMMENT ON EXTENSION idgen IS '$names_100'"
+		],
+		'>', \$out, '2>', \$err);
+	ok( $target->poll_query_until('postgres',
+			"SELECT count(*) = 2 FROM pg_stat_activity
+			  WHERE (query LIKE 'SET idgen.max_wait%' AND state = 'active')
+			     OR (backend_type = 'idgen fence' AND wait_event = 'SyncRep')"),
+		'the restore waits in its commit for the stop to be durable');
+	$target->safe_psql('postgres',
+		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SET idgen.max_wait%'");
+	$h->finish;
+}
+$target->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
+$target->reload;
+$target->safe_psql('app4', 'SELECT idgen_lanes_init()');
+is(ready(), '100:true 101:true', 'a restore ended by a FATAL leaves no lane held');
+is( $target->safe_psql('postgres',
+		"SET idgen.max_wait = '2s'; SELECT count(*) FROM idgen_next_at_n('2026-06-09 00:00:00+00', 1500)"),
+	'1500', 'and no wait for a restore that has ended');
+
+# A stamp naming only a shard kept but not a lane (raised past, not in
+# idgen.backfill_shards) holds nothing: a time no lane can give fails at
+# once rather than waiting for that restore.
+$target->safe_psql('postgres',
+	'SELECT idgen_advance_past(((1000::bigint) << 22) | (7 << 10))');
+(my $names_7 = $names_100) =~ s/\[shards: 100\]/[shards: 7]/;
+{
+	my $s = $target->background_psql('app4', on_error_stop => 0);
+	$s->query_safe('BEGIN');
+	$s->query_safe("COMMENT ON EXTENSION idgen IS '$names_7'");
+	my (undef, $err) = psql_fails($target,
+		"SET idgen.max_wait = '3s'; SELECT idgen_next_at_n('2026-06-09 00:00:00+00', 2500)");
+	like($err, qr/no backfill lane can mint at/,
+		'a restore naming no lane of this server makes nothing wait');
+	$s->query_safe('COMMIT');
+	$s->quit;
+}
+is(ready(), '100:true 101:true', 'and stops none');
+
+# a database whose SQL is still 1.7's: the library serves its idgen_lanes()
+# as it was, and the update brings the column
+$target->safe_psql('postgres', 'CREATE DATABASE at17');
+$target->safe_psql('at17', "CREATE EXTENSION idgen VERSION '1.7'");
+is( $target->safe_psql('at17',
+		"SELECT string_agg(shard || ':' || ready, ' ' ORDER BY shard) FROM idgen_lanes() WHERE configured"),
+	'100:true 101:true', "1.7's idgen_lanes() under the 1.8 library, ten columns");
+$target->safe_psql('at17', 'ALTER EXTENSION idgen UPDATE');
+is( $target->safe_psql('at17',
+		"SELECT string_agg(shard || ':' || coalesce(not_ready_reason, '-'), ' ' ORDER BY shard) FROM idgen_lanes()"),
+	'7:not named in idgen.backfill_shards 100:- 101:-',
+	'updated, it says why not (null: both lanes mint; shard 7 is only kept)');
 
 $target->stop;
 done_testing();
