@@ -33,6 +33,7 @@ OBJS = \
 	src/lane.o \
 	src/lane_durable.o \
 	src/lane_restore.o \
+	src/lane_figures.o \
 	src/lane_late.o \
 	src/backfill.o \
 	src/lease_gate.o \

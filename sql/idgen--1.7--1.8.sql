@@ -416,7 +416,9 @@ $rekey$;
 -- idgen_lanes() says why a lane does not mint and what to run: a restore
 -- now stops only the lanes its dump names, and ready alone did not say
 -- which refusal a lane is in.  A view of a user's over idgen_lanes() makes
--- this update fail: drop it first, and create it again after.
+-- this update fail: drop it first, and create it again after.  A C function
+-- of its own: a library older than 1.8 under this SQL fails to find it,
+-- rather than filling eleven columns with ten.
 DROP FUNCTION idgen_lanes();
 
 CREATE FUNCTION idgen_lanes(
@@ -432,7 +434,7 @@ CREATE FUNCTION idgen_lanes(
 	OUT largest_shift_ms bigint,
 	OUT not_ready_reason text)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'idgen_lanes_sql'
+AS 'MODULE_PATHNAME', 'idgen_lanes_1_8'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_lanes() IS

@@ -31,6 +31,7 @@ PG_FUNCTION_INFO_V1(idgen_next_at);
 PG_FUNCTION_INFO_V1(idgen_next_at_n);
 PG_FUNCTION_INFO_V1(idgen_lanes_init_sql);
 PG_FUNCTION_INFO_V1(idgen_lanes_sql);
+PG_FUNCTION_INFO_V1(idgen_lanes_1_8);
 
 Datum
 idgen_next_at(PG_FUNCTION_ARGS)
@@ -121,9 +122,13 @@ ms_datum(int64 ms, bool *isnull)
 		TimestampTzGetDatum(idgen_ms_to_timestamptz(&idgen_layout, ms));
 }
 
-/* One row a lane this server keeps: configured now, or used before. */
-Datum
-idgen_lanes_sql(PG_FUNCTION_ARGS)
+/*
+ * One row a lane this server keeps: configured now, or used before.  Each
+ * version's columns have a C function of their own, so that a library
+ * older than the SQL finds no symbol rather than too few columns.
+ */
+static Datum
+lanes_rows(FunctionCallInfo fcinfo, int ncolumns)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	IdgenLaneFigures *figures;
@@ -131,6 +136,9 @@ idgen_lanes_sql(PG_FUNCTION_ARGS)
 
 	idgen_check_preloaded();
 	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != ncolumns)
+		elog(ERROR, "idgen_lanes() is declared with %d columns, not %d: run ALTER EXTENSION idgen UPDATE",
+			 rsinfo->setDesc->natts, ncolumns);
 	figures = palloc(sizeof(IdgenLaneFigures) * IDGEN_LANE_TABLE_MAX);
 	n = idgen_lanes_figures(figures);
 	for (int i = 0; i < n; i++)
@@ -149,11 +157,24 @@ idgen_lanes_sql(PG_FUNCTION_ARGS)
 		values[7] = Int64GetDatum((int64) f->minted);
 		values[8] = Int64GetDatum((int64) f->spilled);
 		values[9] = Int64GetDatum(f->largest_shift_ms);
-		/* 1.8's column, absent while the SQL is older than the library */
 		nulls[10] = f->not_ready_reason == NULL;
 		if (!nulls[10])
 			values[10] = CStringGetTextDatum(f->not_ready_reason);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/* 1.6 and 1.7: ten columns */
+Datum
+idgen_lanes_sql(PG_FUNCTION_ARGS)
+{
+	return lanes_rows(fcinfo, 10);
+}
+
+/* 1.8: not_ready_reason too */
+Datum
+idgen_lanes_1_8(PG_FUNCTION_ARGS)
+{
+	return lanes_rows(fcinfo, 11);
 }

@@ -196,13 +196,6 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
 {
 	int32		shard = lane->used.shard;
 
-	if (lane_restored(lane))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("backfill lane %d refuses since a restore named its shard", shard),
-				 errdetail("A dump restored into a database of this server names shard %d: its rows may hold IDs of it at milliseconds the lane would mint at.",
-						   shard),
-				 errhint("Run SELECT idgen_advance_past(max(id)) on the restored tables' keys, one per shard; then SELECT idgen_lanes_init().")));
 	if (idgen_lane_table_was_live(&idgen_lanes->base, shard))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -210,6 +203,13 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
 				 errdetail("Its live IDs sit at the past milliseconds a lane would mint at."),
 				 errhint("Remove shard %d from \"%s\"; name shards that were never minted live.",
 						 shard, "idgen.backfill_shards")));
+	if (lane_restored(lane))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("backfill lane %d refuses since a restore named its shard", shard),
+				 errdetail("A dump restored into a database of this server names shard %d: its rows may hold IDs of it at milliseconds the lane would mint at.",
+						   shard),
+				 errhint("Run SELECT idgen_advance_past(max(id)) on the restored tables' keys, one per shard; then SELECT idgen_lanes_init().")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("backfill lane %d is new to this cluster", shard),
@@ -265,6 +265,39 @@ unusable_lane(void)
 	return -1;
 }
 
+/*
+ * With the lock: an open restore holds a lane that would mint otherwise,
+ * so that waiting for the restore may give the time.
+ */
+static bool
+held_lane_would_mint(void)
+{
+	for (int i = 0; i < idgen_lanes->nlanes; i++)
+	{
+		IdgenLane  *lane = &idgen_lanes->lanes[i];
+
+		if (lane->restoring > 0 && lane->configured && lane_attested(lane) &&
+			(lane->used.flags & IDGEN_LANE_RESTORED) == 0 &&
+			!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard))
+			return true;
+	}
+	return false;
+}
+
+/* The same, taking the lock. */
+static bool
+restore_holds_a_lane(void)
+{
+	bool		held;
+
+	if (pg_atomic_read_u32(&idgen_lanes->restores_open) == 0)
+		return false;
+	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
+	held = held_lane_would_mint();
+	LWLockRelease(idgen_lanes->lock);
+	return held;
+}
+
 static bool
 any_lane_may_mint(void)
 {
@@ -299,8 +332,10 @@ idgen_lanes_refuse_unusable(void)
 		 */
 		while ((passed = unusable_lane()) >= 0 && !any_lane_may_mint())
 		{
+			bool		held = held_lane_would_mint();
+
 			LWLockRelease(idgen_lanes->lock);
-			if (pg_atomic_read_u32(&idgen_lanes->restores_open) == 0)
+			if (!held)
 				idgen_lanes_refuse_lane(&idgen_lanes->lanes[passed]);
 			/* each lane held by an open restore: how it ends decides */
 			await_restores();
@@ -594,8 +629,8 @@ lanes_full(int64 ms)
 	if (npassed > 0)
 		appendStringInfo(&detail, "  %d more lane%s passed over: lane %d %s.",
 						 npassed, npassed == 1 ? " is" : "s are", passed_shard,
-						 passed_restored ? "was named by a restore" :
 						 passed_live ? "was minted live" :
+						 passed_restored ? "was named by a restore" :
 						 "is new to this cluster (named since the lanes were attested)");
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -775,8 +810,7 @@ idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run)
 
 		if (shift_allowed == 0)
 		{
-			if (!waited_restores &&
-				pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
+			if (!waited_restores && restore_holds_a_lane())
 			{
 				await_restores();
 				waited_restores = true;
@@ -795,8 +829,7 @@ idgen_lanes_reserve(int64 ms, int64 want, IdgenLaneRun *run)
 		}
 		LWLockRelease(idgen_lanes->lock);
 		/* a lane held by an open restore may give it once that ends */
-		if (!waited_restores &&
-			pg_atomic_read_u32(&idgen_lanes->restores_open) > 0)
+		if (!waited_restores && restore_holds_a_lane())
 		{
 			await_restores();
 			waited_restores = true;
@@ -814,77 +847,4 @@ idgen_lane_run_id(const IdgenLaneRun *run, int64 i)
 
 	return idgen_encode(lane_state_ms(state), run->shard,
 						idgen_state_sequence(state, idgen_layout.sequence_bits));
-}
-
-/* ---- the statistics ---- */
-
-#define RAISE_ATTEST \
-	"run SELECT idgen_advance_past(max(id)) on its IDs if any may exist, then SELECT idgen_lanes_init()"
-
-/*
- * With the lock: why a lane does not mint, and what to run, in the order
- * the mint path refuses; NULL when it mints.
- */
-static const char *
-not_ready_reason(const IdgenLane *lane)
-{
-	if (lane->mints && idgen_lanes->unknown == LANES_KNOWN)
-		return NULL;
-	if (!lane->configured)
-		return "not named in idgen.backfill_shards";
-	if (idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard))
-		return "minted live here: remove it from idgen.backfill_shards";
-	switch (idgen_lanes->unknown)
-	{
-		case LANES_NO_FILE:
-			return "no lanes file (new, or lost): " RAISE_ATTEST;
-		case LANES_FOREIGN_FILE:
-			return "the lanes file is another cluster's: " RAISE_ATTEST;
-		case LANES_AFTER_RECOVERY:
-			return "replayed another server's WAL: " RAISE_ATTEST;
-		case LANES_OVERFLOW:
-			return "replay met more lanes than are kept: backfill on another server";
-		case LANES_RESTORED_INTO:
-			return "a restore (before 1.8): " RAISE_ATTEST;
-		case LANES_KNOWN:
-			break;
-	}
-	if (lane->restoring > 0)
-		return "a restore naming it is in an open transaction";
-	if (lane->used.flags & IDGEN_LANE_RESTORED)
-		return "named by a restore: run SELECT idgen_advance_past(max(id)) on the restored keys, one per shard, then SELECT idgen_lanes_init()";
-	if (!lane_attested(lane))
-		return "new since the lanes were attested: " RAISE_ATTEST;
-	return "its lease registry row is another server's, or not taken yet";
-}
-
-int
-idgen_lanes_figures(IdgenLaneFigures *figures)
-{
-	int			n;
-
-	if (idgen_lanes == NULL)
-		return 0;
-	LWLockAcquire(idgen_lanes->lock, LW_SHARED);
-	n = idgen_lanes->nlanes;
-	for (int i = 0; i < n; i++)
-	{
-		IdgenLane  *lane = &idgen_lanes->lanes[i];
-		IdgenLaneFigures *f = &figures[i];
-		uint64		next = pg_atomic_read_u64(&lane->next);
-
-		f->shard = lane->used.shard;
-		f->configured = lane->configured;
-		f->not_ready_reason = not_ready_reason(lane);
-		f->ready = f->not_ready_reason == NULL;
-		f->open_from_ms = lane->open_lo;
-		f->next_ms = next == LANE_CLOSED ? -1 : lane_state_ms(next);
-		f->fence_ms = lane->open_lo >= 0 ? (int64) pg_atomic_read_u64(&lane->fence) : -1;
-		f->used_ranges = lane->used.nranges;
-		f->minted = pg_atomic_read_u64(&lane->minted);
-		f->spilled = pg_atomic_read_u64(&lane->spilled);
-		f->largest_shift_ms = (int64) pg_atomic_read_u64(&lane->largest_shift);
-	}
-	LWLockRelease(idgen_lanes->lock);
-	return n;
 }

@@ -212,6 +212,19 @@ is(ready(), '100:false 101:true', 'the restore committed stops lane 100');
 $target->stop('immediate');
 $target->start;
 is(ready(), '100:false 101:true', 'and a crash does not forget it');
+# a second restore naming lane 100, stopped already: holding it gives
+# nothing, so a time lane 101 alone cannot give fails at once
+{
+	my $s = $target->background_psql('app4', on_error_stop => 0);
+	$s->query_safe('BEGIN');
+	$s->query_safe("COMMENT ON EXTENSION idgen IS '$names_100'");
+	my (undef, $err) = psql_fails($target,
+		"SET idgen.max_wait = '3s'; SELECT idgen_next_at_n('2026-06-08 00:00:00+00', 1500)");
+	like($err, qr/lane 100 was named by a restore/,
+		'a restore holding only a stopped lane makes nothing wait');
+	$s->query_safe('ROLLBACK');
+	$s->quit;
+}
 is($target->safe_psql('app4', 'SELECT idgen_lanes_init()'), 2, 'attested again');
 $target->stop('immediate');
 $target->start;
