@@ -52,7 +52,10 @@ mint_checked(
 	$node,
 	'abs(extract(epoch FROM id_to_timestamp(id) - clock_timestamp())) < 0.5',
 	'the first IDs after initdb follow the clock');
-is(stats($node)->{waits}, 0, 'and nobody waited');
+# a wait for the first fence is the worker's pace on a busy machine; a
+# bound would make the first mint wait for the clock
+is(stats($node)->{waits} - stats($node)->{fence_waits},
+	0, 'and nobody waited for the clock');
 
 # Mint for a while, so that the IDs run up to the clock.
 sub mint_on_time
@@ -64,11 +67,11 @@ sub mint_on_time
 	return;
 }
 
-# Start after doing something to the file, the clock set 2 s behind the
+# Start after doing something to the file, the clock set 3 s behind the
 # last ID minted: check that no new ID is at or below it, and return the log.
-# 2 s, not less: the clock must still be behind once the server has started
+# 3 s, not less: the clock must still be behind once the server has started
 # and answered, on a machine busy with other tests (prove -j, the matrix's
-# jobs side by side); the first mint then waits up to a second for the
+# jobs side by side); the first mint then waits up to two seconds for the
 # clock to come within idgen.max_lead.
 sub restart_behind
 {
@@ -79,7 +82,7 @@ sub restart_behind
 	$change->();
 	# the default layout: epoch 2026-01-01 (Unix 1767225600), 22 low bits
 	my $last_time = 1767225600 + ($max_before >> 22) / 1000;
-	set_clock_offset($clock, $last_time - 2 - time);
+	set_clock_offset($clock, $last_time - 3 - time);
 	my $offset = -s $node->logfile;
 	start_with_clock($node, $clock);
 	ok(log_has($node, $offset, $wait_for), "$what: the log says $wait_for")
