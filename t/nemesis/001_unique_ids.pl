@@ -825,10 +825,10 @@ sub run_seed
 	# app mints into each restored database again now that every server
 	# and the registry are back: the faults may have left it no shard to
 	# mint with during the run.  The pool has a shard for each pool server,
-	# none for a clone of one, which may hold the restore's server's shard:
-	# the clone stops meanwhile (its lease given back) and starts again for
-	# its rows to be counted.
-	my @clones = grep { $_->name =~ /^clone_s\d+_/ } @servers;
+	# none for a clone of one or a standby promoted, either of which may
+	# hold the restore's server's shard: they stop meanwhile (their leases
+	# given back) and start again for their rows to be counted.
+	my @clones = grep { $_->name =~ /^(?:clone_s\d+|standby)_/ } @servers;
 	$_->stop('fast', fail_ok => 1) for @clones;
 	foreach my $node (@servers)
 	{
