@@ -50,17 +50,6 @@ static XLogRecPtr logged_redo = InvalidXLogRecPtr;
 
 /* ---- the table in memory ---- */
 
-/*
- * With the lock: a lane's open range and its window end, their spans kept
- * as used; what it gives next opens anew.
- */
-static void
-stop_lane(IdgenLane *lane)
-{
-	idgen_lane_close_open(lane);
-	idgen_lane_close_late(lane);
-}
-
 /* Every range of a table into the lanes; false if a lane found no room. */
 static bool
 take_table(const IdgenLaneTable *table)
@@ -620,7 +609,7 @@ idgen_lanes_lease_taken(int32 shard, const int64 *lo, const int64 *hi, int n)
 	lane = idgen_lane_of(shard);
 	if (lane != NULL)
 	{
-		stop_lane(lane);
+		idgen_lane_stop(lane);
 		for (int i = 0; i < n; i++)
 			if (lo[i] < hi[i])
 				idgen_lane_add_range(&lane->used, Max(lo[i], 0), hi[i]);
@@ -672,7 +661,7 @@ idgen_lanes_lease_lost(int32 shard)
 	lane = idgen_lane_of(shard);
 	if (lane != NULL)
 	{
-		stop_lane(lane);
+		idgen_lane_stop(lane);
 		lane->leased = false;
 		idgen_lanes_set_mints();
 	}

@@ -116,8 +116,7 @@ restored_into(void)
 		if (lane != NULL && (lane->configured || lane_attested(lane)))
 		{
 			lane->used.flags |= IDGEN_LANE_RESTORED;
-			idgen_lane_close_open(lane);
-			idgen_lane_close_late(lane);
+			idgen_lane_stop(lane);
 			marked++;
 		}
 	}

@@ -147,6 +147,17 @@ extern bool idgen_lanes_late_extend(int64 ms);
 extern bool idgen_lanes_late_open(int64 ms);
 extern bool idgen_lanes_is_late(int64 ms);
 extern void idgen_lane_close_late(IdgenLane *lane);
+
+/*
+ * With the lock: a lane's open range and its window end, their spans kept
+ * as used; what it gives next opens anew.
+ */
+static inline void
+idgen_lane_stop(IdgenLane *lane)
+{
+	idgen_lane_close_open(lane);
+	idgen_lane_close_late(lane);
+}
 extern void idgen_lanes_late_publish(IdgenLane *lane, uint64 gen, int64 lo, int64 hi);
 extern void idgen_lanes_late_explain(int64 ms, int *full, int *used_before);
 
