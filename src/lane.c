@@ -93,6 +93,18 @@ idgen_lane_of(int32 shard)
 	return lane;
 }
 
+/* A list of shards as text, for a message. */
+char *
+idgen_shard_list(const int32 *shards, int n)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&buf, "%s%d", i > 0 ? ", " : "", shards[i]);
+	return buf.data;
+}
+
 /* ---- asking the worker ---- */
 
 /* With a lease registry: whether a lane holds its row and mints. */
@@ -117,10 +129,10 @@ lanes_written(void *arg)
 
 /*
  * With the lock held: ask; then, released, wait for the durable write, up
- * to idgen.max_wait in all.  False if it did not come.
+ * to max_wait_ms in all.  False if it did not come.
  */
 bool
-idgen_lanes_ask_and_await(int64 *waited_us)
+idgen_lanes_ask_and_await_up_to(int max_wait_ms, int64 *waited_us)
 {
 	uint64		gen = pg_atomic_add_fetch_u64(&idgen_lanes->asked, 1);
 	instr_time	start;
@@ -130,12 +142,19 @@ idgen_lanes_ask_and_await(int64 *waited_us)
 	LWLockRelease(idgen_lanes->lock);
 	INSTR_TIME_SET_CURRENT(start);
 	done = idgen_worker_await(&idgen_lanes->cv, lanes_written, &gen, idgen_fence_poke_worker,
-							  Max((int64) idgen_max_wait * 1000 - *waited_us, 0),
+							  Max((int64) max_wait_ms * 1000 - *waited_us, 0),
 							  IDGEN_WAIT_FENCE);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	*waited_us += INSTR_TIME_GET_MICROSEC(end);
 	return done;
+}
+
+/* The same, up to idgen.max_wait. */
+bool
+idgen_lanes_ask_and_await(int64 *waited_us)
+{
+	return idgen_lanes_ask_and_await_up_to(idgen_max_wait, waited_us);
 }
 
 /* The same, failing if the write did not come. */
@@ -160,7 +179,7 @@ pg_noinline void
 idgen_lanes_refuse_unknown(IdgenLanesUnknown unknown)
 {
 	const char *detail = NULL;
-	const char *hint = "If IDs of these lanes may exist (restored, copied, or minted by the old primary), run SELECT idgen_advance_past(max(id)) on them first.  Then SELECT idgen_lanes_init() attests the lanes.";
+	const char *hint = "If IDs of these lanes may exist (restored, copied, or minted by the old primary), run SELECT idgen_advance_past(max(id)) on them first, one per shard.  Then SELECT idgen_lanes_init() attests the lanes.";
 
 	switch (unknown)
 	{
@@ -215,7 +234,7 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
 			 errmsg("backfill lane %d is new to this cluster", shard),
 			 errdetail("Lanes named in \"%s\" since the lanes were attested are not used until idgen_lanes_init() attests them.",
 					   "idgen.backfill_shards"),
-			 errhint("If IDs of shard %d may exist, run SELECT idgen_advance_past(max(id)) on them first; then SELECT idgen_lanes_init().",
+			 errhint("If IDs of shard %d may exist, run SELECT idgen_advance_past(max(id)) of them first; then SELECT idgen_lanes_init().",
 					 shard)));
 }
 
@@ -243,16 +262,16 @@ await_restores(void)
 	if (idgen_lanes_restoring_here)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the backfill lanes do not mint in a transaction that restores idgen's stamp"),
-				 errdetail("Its rows may hold IDs of the lanes' shards."),
-				 errhint("Mint for a given time after the restore, once SELECT idgen_advance_past(max(id)) on the restored keys and SELECT idgen_lanes_init() have run.")));
+				 errmsg("the backfill lanes this transaction's restore names do not mint in it"),
+				 errdetail("Only such a lane could give this time, and the restored rows may hold IDs of its shard."),
+				 errhint("Mint for a given time after the restore, once SELECT idgen_advance_past(max(id)) on the restored keys, one per shard, and SELECT idgen_lanes_init() have run.")));
 	if (!idgen_worker_await(&idgen_lanes->cv, restores_closed, NULL, NULL,
 							(int64) idgen_max_wait * 1000, IDGEN_WAIT_STAMPS))
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("the backfill lanes waited \"%s\" for a restore to end", "idgen.max_wait"),
 				 errdetail("A transaction still open restores idgen's stamp into a database of this server; its rows may hold IDs of the lanes' shards."),
-				 errhint("Try again once it ends: if it commits, the lanes refuse until SELECT idgen_advance_past(max(id)) on the restored keys and SELECT idgen_lanes_init(); if it rolls back, they mint as before.")));
+				 errhint("Try again once it ends: if it commits, the lanes it names refuse until SELECT idgen_advance_past(max(id)) on the restored keys, one per shard, and SELECT idgen_lanes_init(); if it rolls back, they mint as before.")));
 }
 
 /* With the lock: the index of a configured lane that may not mint, or -1. */
@@ -638,7 +657,7 @@ lanes_full(int64 ms)
 					timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, ms))),
 			 errdetail("%s", detail.data),
 			 npassed > 0 ?
-			 errhint("Attest the lanes named since the last attestation or by a restore with SELECT idgen_lanes_init() (first SELECT idgen_advance_past(max(id)) on their IDs, if any may exist), add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
+			 errhint("Attest the lanes passed over with SELECT idgen_lanes_init() once SELECT idgen_advance_past(max(id)) has run, one per shard, on the keys that may hold their IDs (the restored keys, for a lane a restore named); add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift") :
 			 errhint("Add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift")));

@@ -453,7 +453,8 @@ idgen_lanes_init(void)
 {
 	int64		waited_us = 0;
 	int			ready = 0;
-	bool		cleared = false;
+	int32		lifted[IDGEN_LANE_TABLE_MAX];
+	int			nlifted = 0;
 
 	idgen_check_preloaded();
 	if (RecoveryInProgress())
@@ -488,18 +489,29 @@ idgen_lanes_init(void)
 		 * older table sets it back.
 		 */
 		if (lane->used.flags & IDGEN_LANE_RESTORED)
-			cleared = true;
+			lifted[nlifted++] = lane->used.shard;
 		lane->used.flags &= ~IDGEN_LANE_RESTORED;
 		if (!lane->configured)
 			continue;
 		lane->used.flags |= IDGEN_LANE_ATTESTED;
 		ready++;
 	}
-	if (cleared)
+	if (nlifted > 0)
 		idgen_lanes->base.cleared++;
 	idgen_lanes->unknown = LANES_KNOWN;
 	idgen_lanes_set_mints();
 	idgen_lanes_ask_and_wait(&waited_us);
+
+	/*
+	 * Said, since an attestation made for another reason (a promotion, a
+	 * lane added) lifts a restore's stop too.
+	 */
+	if (nlifted > 0)
+		ereport(NOTICE,
+				(errmsg(nlifted == 1 ? "the stop a restore put on backfill lane %s is lifted" :
+						"the stop a restore put on backfill lanes %s is lifted",
+						idgen_shard_list(lifted, nlifted)),
+				 errdetail("idgen_lanes_init() takes your word that SELECT idgen_advance_past(max(id)) has run on the restored tables' keys, one per shard.")));
 	return ready;
 }
 

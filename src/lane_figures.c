@@ -19,40 +19,55 @@
 #include "lane_shmem.h"
 
 #define RAISE_ATTEST \
-	"run SELECT idgen_advance_past(max(id)) on its IDs if any may exist, then SELECT idgen_lanes_init()"
+	"run SELECT idgen_advance_past(max(id)) on its IDs, one per shard, if any may exist, then SELECT idgen_lanes_init()"
+
+/* Why the past of every lane is not known; NULL when it is. */
+static const char *
+past_unknown(IdgenLanesUnknown unknown)
+{
+	switch (unknown)
+	{
+		case LANES_NO_FILE:
+			return "no lanes file (new, or lost)";
+		case LANES_FOREIGN_FILE:
+			return "the lanes file is another cluster's";
+		case LANES_AFTER_RECOVERY:
+			return "replayed another server's WAL";
+		case LANES_RESTORED_INTO:
+			return "a restore (before 1.8)";
+		case LANES_OVERFLOW:
+		case LANES_KNOWN:
+			break;
+	}
+	return NULL;
+}
 
 /*
  * With the lock: why a lane does not mint, and what to run, in the order
- * the mint path refuses; NULL when it mints.
+ * the mint path refuses; NULL when it mints.  A restore's stop is said
+ * first: the attestation that ends any other reason ends it too.
  */
 static const char *
 not_ready_reason(const IdgenLane *lane)
 {
+	const char *past = past_unknown(idgen_lanes->unknown);
+
 	if (lane->mints && idgen_lanes->unknown == LANES_KNOWN)
 		return NULL;
 	if (!lane->configured)
 		return "not named in idgen.backfill_shards";
 	if (idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard))
 		return "minted live here: remove it from idgen.backfill_shards";
-	switch (idgen_lanes->unknown)
-	{
-		case LANES_NO_FILE:
-			return "no lanes file (new, or lost): " RAISE_ATTEST;
-		case LANES_FOREIGN_FILE:
-			return "the lanes file is another cluster's: " RAISE_ATTEST;
-		case LANES_AFTER_RECOVERY:
-			return "replayed another server's WAL: " RAISE_ATTEST;
-		case LANES_OVERFLOW:
-			return "replay met more lanes than are kept: backfill on another server";
-		case LANES_RESTORED_INTO:
-			return "a restore (before 1.8): " RAISE_ATTEST;
-		case LANES_KNOWN:
-			break;
-	}
+	if (idgen_lanes->unknown == LANES_OVERFLOW)
+		return "replay met more lanes than are kept: backfill on another server";
+	if (lane->used.flags & IDGEN_LANE_RESTORED)
+		return psprintf("named by a restore%s%s: run SELECT idgen_advance_past(max(id)) on the restored keys, one per shard%s, then SELECT idgen_lanes_init()",
+						past ? ", and " : "", past ? past : "",
+						past ? ", and on its other IDs if any may exist" : "");
+	if (past != NULL)
+		return psprintf("%s: " RAISE_ATTEST, past);
 	if (lane->restoring > 0)
 		return "a restore naming it is in an open transaction";
-	if (lane->used.flags & IDGEN_LANE_RESTORED)
-		return "named by a restore: run SELECT idgen_advance_past(max(id)) on the restored keys, one per shard, then SELECT idgen_lanes_init()";
 	if (!lane_attested(lane))
 		return "new since the lanes were attested: " RAISE_ATTEST;
 	return "its lease registry row is another server's, or not taken yet";

@@ -24,12 +24,12 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
-#include "lib/stringinfo.h"
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 
 #include "lane.h"
 #include "lane_shmem.h"
+#include "settings.h"
 
 /*
  * The lanes this backend's open restore names (restore_begins): each with
@@ -63,18 +63,6 @@ idgen_lanes_kept(int32 *shards)
 	return n;
 }
 
-/* A list of shards as text, for a message. */
-static char *
-shard_list(const int32 *shards, int n)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	for (int i = 0; i < n; i++)
-		appendStringInfo(&buf, "%s%d", i > 0 ? ", " : "", shards[i]);
-	return buf.data;
-}
-
 /*
  * A dump restored into a database of this server named these lanes' shards
  * (its stamp's part, or no part): its rows may hold their IDs at
@@ -101,7 +89,7 @@ restored_into(void)
 	for (int i = 0; i < restore_nnames; i++)
 		if (restore_names[i].held)
 			shards[n++] = restore_names[i].shard;
-	named = shard_list(shards, n);
+	named = idgen_shard_list(shards, n);
 	LWLockAcquire(idgen_lanes->lock, LW_EXCLUSIVE);
 	if (idgen_lanes->unknown != LANES_KNOWN)
 	{
@@ -126,12 +114,17 @@ restored_into(void)
 		return;
 	}
 	idgen_lanes_set_mints();
-	/* never an ERROR: it would undo the restore's statement, not its rows */
-	if (!idgen_lanes_ask_and_await(&waited_us))
+	/*
+	 * Never an ERROR: it would undo the restore's statement, not its rows.
+	 * At least the default wait, whatever a role set: a crash before the
+	 * write forgets the stop.
+	 */
+	if (!idgen_lanes_ask_and_await_up_to(Max(idgen_max_wait, IDGEN_DEFAULT_MAX_WAIT_MS),
+										 &waited_us))
 		ereport(WARNING,
 				(errmsg("the refusal of the backfill lanes this restore names is not durable yet"),
-				 errdetail("The \"idgen fence\" worker did not write it within \"%s\"; the lanes refuse meanwhile, and a crash before it writes forgets it.",
-						   "idgen.max_wait")));
+				 errdetail("The \"idgen fence\" worker did not write it within %d ms; the lanes refuse meanwhile, and a crash before it writes forgets it.",
+						   Max(idgen_max_wait, IDGEN_DEFAULT_MAX_WAIT_MS))));
 	if (n > 0)
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

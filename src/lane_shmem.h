@@ -130,6 +130,8 @@ lane_may_mint(const IdgenLane *lane)
 /* lane.c */
 extern IdgenLane *idgen_lane_of(int32 shard);
 extern void idgen_lane_close_open(IdgenLane *lane);
+extern char *idgen_shard_list(const int32 *shards, int n);
+extern bool idgen_lanes_ask_and_await_up_to(int max_wait_ms, int64 *waited_us);
 extern bool idgen_lanes_ask_and_await(int64 *waited_us);
 extern void idgen_lanes_ask_and_wait(int64 *waited_us);
 idgen_noreturn extern void idgen_lanes_refuse_unknown(IdgenLanesUnknown unknown);

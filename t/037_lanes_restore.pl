@@ -116,7 +116,7 @@ is( $target->safe_psql('postgres',
 my $err = fails_in('app', "SELECT idgen_next_at_n('2026-02-04 00:00:00+00', 1500)");
 like($err, qr/no backfill lane can mint at/, 'lane 100 gives nothing after the restore');
 like($err, qr/lane 100 was named by a restore/, 'the refusal names the restore');
-like($err, qr/HINT:  Attest the lanes named since the last attestation or by a restore/,
+like($err, qr/HINT:  Attest the lanes passed over with SELECT idgen_lanes_init\(\) once SELECT idgen_advance_past\(max\(id\)\) has run, one per shard, on the keys that may hold their IDs \(the restored keys, for a lane a restore named\)/,
 	'the hint says what to run');
 
 $target->restart;
@@ -315,6 +315,50 @@ is( $target->safe_psql('at17',
 		"SELECT string_agg(shard || ':' || coalesce(not_ready_reason, '-'), ' ' ORDER BY shard) FROM idgen_lanes()"),
 	'7:not named in idgen.backfill_shards 100:- 101:-',
 	'updated, it says why not (null: both lanes mint; shard 7 is only kept)');
+
+# A role's idgen.max_wait of 0 does not skip the stop's durable write: the
+# commit waits for the "idgen fence" worker as the default would (here
+# stopped for 2 s), since a crash before the write forgets the stop.
+$target->safe_psql('postgres', 'CREATE DATABASE app5');
+$target->safe_psql('app5', 'CREATE EXTENSION idgen');
+{
+	my $fence = $target->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen fence'");
+	kill 'STOP', $fence;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-d', $target->connstr('app5'), '-c', 'SET idgen.max_wait = 0',
+		  '-c', "COMMENT ON EXTENSION idgen IS '$names_100'" ],
+		'<', \'', '>', \$out, '2>', \$err);
+	sleep 2;
+	kill 'CONT', $fence;
+	$h->finish;
+	unlike($err, qr/not durable yet/, 'idgen.max_wait = 0: the commit waits for the stop to be written');
+	like($err, qr/WARNING:  backfill lane 100 of this server refuses until attested again/,
+		'and says which lane stops');
+}
+is(ready(), '100:false 101:true', 'the restore stopped lane 100');
+$target->safe_psql('app5', 'SELECT idgen_lanes_init()');
+
+# A promotion: the standby replays the stop and says it beside the
+# server-wide reason, and the attestation a promotion asks for says that
+# it lifts the restore's stop too.
+$target->backup('before_promotion');
+my $standby = PostgreSQL::Test::Cluster->new('restore_standby');
+$standby->init_from_backup($target, 'before_promotion', has_streaming => 1);
+$standby->start;
+$target->safe_psql('app5', "COMMENT ON EXTENSION idgen IS '$names_100'");
+$target->wait_for_catchup($standby);
+$standby->promote;
+is( $standby->safe_psql('postgres',
+		"SELECT string_agg(shard || ': ' || not_ready_reason, E'\n' ORDER BY shard) FROM idgen_lanes() WHERE configured"),
+	"100: named by a restore, and replayed another server's WAL: run SELECT idgen_advance_past(max(id)) on the restored keys, one per shard, and on its other IDs if any may exist, then SELECT idgen_lanes_init()\n"
+	  . "101: replayed another server's WAL: run SELECT idgen_advance_past(max(id)) on its IDs, one per shard, if any may exist, then SELECT idgen_lanes_init()",
+	'promoted, lane 100 still says a restore named it');
+($ret, $out, $err) = $standby->psql('postgres', 'SELECT idgen_lanes_init()');
+like($err, qr/NOTICE:  the stop a restore put on backfill lane 100 is lifted/,
+	'the attestation says it lifts the stop');
+$standby->stop;
 
 $target->stop;
 done_testing();

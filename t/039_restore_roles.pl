@@ -241,7 +241,7 @@ is(lanes_ready(), 4, '(e) after a restart, the lanes are still ready');
 	like($err, qr/55P03: the backfill lanes waited "idgen.max_wait" for a restore to end/,
 		'(e) while the owner\'s restore is open, the lanes wait for it');
 	$s->query("SELECT idgen_next_at(now() - interval '1 minute')");
-	like($s->{stderr}, qr/the backfill lanes do not mint in a transaction that restores idgen's stamp/,
+	like($s->{stderr}, qr/the backfill lanes this transaction's restore names do not mint in it/,
 		'(e) nor mint in the restore\'s own transaction');
 	$s->query('ROLLBACK');
 	$s->quit;
