@@ -12,7 +12,7 @@
 #  2. kill -9 of a backend, the clock stepped back 60 s: the postmaster
 #     reinitialises shared memory and recovers.
 #  3. A clean stop and start, the clock stepped back 60 s.
-#  4. A crash, the clock stepped back 5 s, default idgen.max_lead: callers
+#  4. A crash, the clock stepped back 8 s, default idgen.max_lead: callers
 #     wait for the clock (idgen.max_wait raised) instead of going back.
 #  5. Quick clean restarts: no caller waits, since a clean shutdown
 #     records the last millisecond minted as the fence.
@@ -143,17 +143,17 @@ check_after_restart($node, 'clean restart, clock 60 s behind', 3000);
 mint_on_time($node);
 
 # --------------------------------------------------------------------------
-# 4. Crash, the clock stepped back 5 s, default idgen.max_lead (1 s):
+# 4. Crash, the clock stepped back 8 s, default idgen.max_lead (1 s):
 # callers wait for the clock rather than mint smaller IDs.
 
 $node->stop('immediate');
-set_clock_offset($clock, -5);
+set_clock_offset($clock, -8);
 set_max_lead(undef);
 start_with_clock($node, $clock);
-workers_follow_clock($node, -5, 'after the crash, 5 s behind', 2.5);
+workers_follow_clock($node, -8, 'after the crash, 8 s behind', 2.5);
 is($node->safe_psql('postgres', 'SHOW idgen.max_lead'),
 	'1s', 'idgen.max_lead is back to its default');
-$took = check_after_restart($node, 'crash, clock 5 s behind, max_lead 1 s',
+$took = check_after_restart($node, 'crash, clock 8 s behind, max_lead 1 s',
 	3000);
 $st = stats($node);
 cmp_ok($st->{waits}, '>', 0, 'callers waited for the clock');
