@@ -162,15 +162,22 @@ void
 idgen_lanes_ask_and_wait(int64 *waited_us)
 {
 	if (!idgen_lanes_ask_and_await(waited_us))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("could not make the backfill lanes durable within \"%s\" (%d ms)",
-						"idgen.max_wait", idgen_max_wait),
-				 errdetail("A lane mints only below a fence that the background worker \"idgen fence\" has written to the lanes file and WAL%s.",
-						   idgen_lanes->leased_mode ? ", and the lease registry holds in the lane's row" : ""),
-				 idgen_lanes->leased_mode ?
-				 errhint("Check the server log for the \"idgen fence\" and \"idgen lease\" workers, that synchronous standbys are connected, and that the lease registry is reached.") :
-				 errhint("Check the server log for the \"idgen fence\" worker, and that synchronous standbys are connected.")));
+		idgen_lanes_refuse_not_durable();
+}
+
+/* The durable write did not come within idgen.max_wait. */
+pg_noinline void
+idgen_lanes_refuse_not_durable(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not make the backfill lanes durable within \"%s\" (%d ms)",
+					"idgen.max_wait", idgen_max_wait),
+			 errdetail("A lane mints only below a fence that the background worker \"idgen fence\" has written to the lanes file and WAL%s.",
+					   idgen_lanes->leased_mode ? ", and the lease registry holds in the lane's row" : ""),
+			 idgen_lanes->leased_mode ?
+			 errhint("Check the server log for the \"idgen fence\" and \"idgen lease\" workers, that synchronous standbys are connected, and that the lease registry is reached.") :
+			 errhint("Check the server log for the \"idgen fence\" worker, and that synchronous standbys are connected.")));
 }
 
 /* ---- refusals ---- */
@@ -234,8 +241,8 @@ idgen_lanes_refuse_lane(IdgenLane *lane)
 			 errmsg("backfill lane %d is new to this cluster", shard),
 			 errdetail("Lanes named in \"%s\" since the lanes were attested are not used until idgen_lanes_init() attests them.",
 					   "idgen.backfill_shards"),
-			 errhint("If IDs of shard %d may exist, run SELECT idgen_advance_past(max(id)) of them first; then SELECT idgen_lanes_init().",
-					 shard)));
+			 errhint("If IDs of shard %d may exist, run SELECT idgen_advance_past(max(id)) FROM t WHERE id_to_shard(id) = %d on each table t that may hold them first; then SELECT idgen_lanes_init().",
+					 shard, shard)));
 }
 
 static IdgenAwait
@@ -263,7 +270,7 @@ await_restores(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the backfill lanes this transaction's restore names do not mint in it"),
-				 errdetail("Only such a lane could give this time, and the restored rows may hold IDs of its shard."),
+				 errdetail("Only a lane a restore holds could give this time, and the restored rows may hold IDs of its shard."),
 				 errhint("Mint for a given time after the restore, once SELECT idgen_advance_past(max(id)) on the restored keys, one per shard, and SELECT idgen_lanes_init() have run.")));
 	if (!idgen_worker_await(&idgen_lanes->cv, restores_closed, NULL, NULL,
 							(int64) idgen_max_wait * 1000, IDGEN_WAIT_STAMPS))
@@ -656,6 +663,9 @@ lanes_full(int64 ms)
 			 errmsg("no backfill lane can mint at %s",
 					timestamptz_to_str(idgen_ms_to_timestamptz(&idgen_layout, ms))),
 			 errdetail("%s", detail.data),
+			 npassed > 0 && passed_live ?
+			 errhint("Remove shard %d from \"%s\": a shard minted live cannot be a lane.",
+					 passed_shard, "idgen.backfill_shards") :
 			 npassed > 0 ?
 			 errhint("Attest the lanes passed over with SELECT idgen_lanes_init() once SELECT idgen_advance_past(max(id)) has run, one per shard, on the keys that may hold their IDs (the restored keys, for a lane a restore named); add lanes to \"%s\", or allow IDs a few milliseconds later with \"%s\".",
 					 "idgen.backfill_shards", "idgen.backfill_max_shift") :

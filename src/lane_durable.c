@@ -455,6 +455,7 @@ idgen_lanes_init(void)
 	int			ready = 0;
 	int32		lifted[IDGEN_LANE_TABLE_MAX];
 	int			nlifted = 0;
+	bool		durable;
 
 	idgen_check_preloaded();
 	if (RecoveryInProgress())
@@ -500,18 +501,21 @@ idgen_lanes_init(void)
 		idgen_lanes->base.cleared++;
 	idgen_lanes->unknown = LANES_KNOWN;
 	idgen_lanes_set_mints();
-	idgen_lanes_ask_and_wait(&waited_us);
+	durable = idgen_lanes_ask_and_await(&waited_us);
 
 	/*
 	 * Said, since an attestation made for another reason (a promotion, a
-	 * lane added) lifts a restore's stop too.
+	 * lane added) lifts a restore's stop too; said even when the write
+	 * did not come, since the lanes mint meanwhile.
 	 */
 	if (nlifted > 0)
 		ereport(NOTICE,
-				(errmsg(nlifted == 1 ? "the stop a restore put on backfill lane %s is lifted" :
-						"the stop a restore put on backfill lanes %s is lifted",
-						idgen_shard_list(lifted, nlifted)),
+				(errmsg_plural("the stop a restore put on backfill lane %s is lifted",
+							   "the stop a restore put on backfill lanes %s is lifted",
+							   nlifted, idgen_shard_list(lifted, nlifted)),
 				 errdetail("idgen_lanes_init() takes your word that SELECT idgen_advance_past(max(id)) has run on the restored tables' keys, one per shard.")));
+	if (!durable)
+		idgen_lanes_refuse_not_durable();
 	return ready;
 }
 

@@ -19,7 +19,7 @@
 #include "lane_shmem.h"
 
 #define RAISE_ATTEST \
-	"run SELECT idgen_advance_past(max(id)) on its IDs, one per shard, if any may exist, then SELECT idgen_lanes_init()"
+	"run SELECT idgen_advance_past(max(id)) on the keys that may hold its IDs, one per shard, then SELECT idgen_lanes_init()"
 
 /* Why the past of every lane is not known; NULL when it is. */
 static const char *
@@ -43,9 +43,10 @@ past_unknown(IdgenLanesUnknown unknown)
 }
 
 /*
- * With the lock: why a lane does not mint, and what to run, in the order
- * the mint path refuses; NULL when it mints.  A restore's stop is said
- * first: the attestation that ends any other reason ends it too.
+ * With the lock: why a lane does not mint, and what to run; NULL when it
+ * mints.  A restore's stop is said before a reason of every lane (which
+ * the mint path gives first): the attestation that ends that reason ends
+ * the stop too, so its raise must come first.
  */
 static const char *
 not_ready_reason(const IdgenLane *lane)
@@ -61,9 +62,14 @@ not_ready_reason(const IdgenLane *lane)
 	if (idgen_lanes->unknown == LANES_OVERFLOW)
 		return "replay met more lanes than are kept: backfill on another server";
 	if (lane->used.flags & IDGEN_LANE_RESTORED)
+	{
+		/* a 1.7 table's server-wide restore says the same */
+		if (idgen_lanes->unknown == LANES_RESTORED_INTO)
+			past = NULL;
 		return psprintf("named by a restore%s%s: run SELECT idgen_advance_past(max(id)) on the restored keys, one per shard%s, then SELECT idgen_lanes_init()",
 						past ? ", and " : "", past ? past : "",
-						past ? ", and on its other IDs if any may exist" : "");
+						past ? ", and on the keys that may hold its other IDs" : "");
+	}
 	if (past != NULL)
 		return psprintf("%s: " RAISE_ATTEST, past);
 	if (lane->restoring > 0)

@@ -135,6 +135,7 @@ extern bool idgen_lanes_ask_and_await_up_to(int max_wait_ms, int64 *waited_us);
 extern bool idgen_lanes_ask_and_await(int64 *waited_us);
 extern void idgen_lanes_ask_and_wait(int64 *waited_us);
 idgen_noreturn extern void idgen_lanes_refuse_unknown(IdgenLanesUnknown unknown);
+idgen_noreturn extern void idgen_lanes_refuse_not_durable(void);
 idgen_noreturn extern void idgen_lanes_refuse_lane(IdgenLane *lane);
 extern void idgen_lanes_refuse_unusable(void);
 

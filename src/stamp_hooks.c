@@ -348,7 +348,7 @@ refuse_stamp(void)
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("must be owner of this database or of extension idgen to apply the layout history this restore brings"),
 			 errdetail("This statement is a restore's: it says which layouts the dump's IDs were minted under, and which shards' IDs it may hold; refused, it stops no backfill lane."),
-			 errhint("Run the restore as the database's owner or as a superuser, in one transaction (pg_restore --single-transaction, psql -1): rows loaded without this statement decode by this database's layout history, which may not be theirs, and may hold IDs the backfill lanes would mint again.")));
+			 errhint("Run the restore as the database's owner or as a superuser, in one transaction (pg_restore --single-transaction, psql -1): rows loaded without this statement decode by this database's layout history, which may not be theirs.")));
 }
 
 /*

@@ -63,7 +63,7 @@ like($stderr, qr/does not exist: the lanes are new, or the file was lost/,
 	'the detail says why');
 like($stderr, qr/idgen_lanes_init\(\)/, 'the hint names idgen_lanes_init()');
 like( $node->safe_psql('postgres', 'SELECT DISTINCT not_ready_reason FROM idgen_lanes()'),
-	qr/^no lanes file \(new, or lost\): run SELECT idgen_advance_past\(max\(id\)\) on its IDs, one per shard, if any may exist, then SELECT idgen_lanes_init\(\)$/,
+	qr/^no lanes file \(new, or lost\): run SELECT idgen_advance_past\(max\(id\)\) on the keys that may hold its IDs, one per shard, then SELECT idgen_lanes_init\(\)$/,
 	'idgen_lanes() says why each lane waits, and what to run');
 
 ($ret, $stderr) = psql_fails($node,

@@ -324,20 +324,29 @@ $target->safe_psql('app5', 'CREATE EXTENSION idgen');
 {
 	my $fence = $target->safe_psql('postgres',
 		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen fence'");
+	die "no idgen fence worker" unless $fence =~ /^\d+$/;
 	kill 'STOP', $fence;
 	my ($out, $err) = ('', '');
 	my $h = IPC::Run::start(
 		[ 'psql', '-X', '-d', $target->connstr('app5'), '-c', 'SET idgen.max_wait = 0',
 		  '-c', "COMMENT ON EXTENSION idgen IS '$names_100'" ],
 		'<', \'', '>', \$out, '2>', \$err);
-	sleep 2;
+	my $waits = eval {
+		$target->poll_query_until('postgres',
+			"SELECT count(*) = 1 FROM pg_stat_activity WHERE datname = 'app5' AND wait_event_type = 'Extension'");
+	};
 	kill 'CONT', $fence;
 	$h->finish;
-	unlike($err, qr/not durable yet/, 'idgen.max_wait = 0: the commit waits for the stop to be written');
+	ok($waits, 'idgen.max_wait = 0: the commit waits for the stop to be written');
+	unlike($err, qr/not durable yet/, 'and goes on once it is, with no WARNING of it');
 	like($err, qr/WARNING:  backfill lane 100 of this server refuses until attested again/,
 		'and says which lane stops');
 }
 is(ready(), '100:false 101:true', 'the restore stopped lane 100');
+# an attestation whose write does not come in time still says what it lifted
+($ret, $out, $err) = $target->psql('app5', 'SET idgen.max_wait = 0; SELECT idgen_lanes_init()');
+like($err, qr/NOTICE:  the stop a restore put on backfill lane 100 is lifted.*ERROR:  could not make the backfill lanes durable/s,
+	'an attestation that fails its write says it lifted the stop');
 $target->safe_psql('app5', 'SELECT idgen_lanes_init()');
 
 # A promotion: the standby replays the stop and says it beside the
@@ -352,8 +361,8 @@ $target->wait_for_catchup($standby);
 $standby->promote;
 is( $standby->safe_psql('postgres',
 		"SELECT string_agg(shard || ': ' || not_ready_reason, E'\n' ORDER BY shard) FROM idgen_lanes() WHERE configured"),
-	"100: named by a restore, and replayed another server's WAL: run SELECT idgen_advance_past(max(id)) on the restored keys, one per shard, and on its other IDs if any may exist, then SELECT idgen_lanes_init()\n"
-	  . "101: replayed another server's WAL: run SELECT idgen_advance_past(max(id)) on its IDs, one per shard, if any may exist, then SELECT idgen_lanes_init()",
+	"100: named by a restore, and replayed another server's WAL: run SELECT idgen_advance_past(max(id)) on the restored keys, one per shard, and on the keys that may hold its other IDs, then SELECT idgen_lanes_init()\n"
+	  . "101: replayed another server's WAL: run SELECT idgen_advance_past(max(id)) on the keys that may hold its IDs, one per shard, then SELECT idgen_lanes_init()",
 	'promoted, lane 100 still says a restore named it');
 ($ret, $out, $err) = $standby->psql('postgres', 'SELECT idgen_lanes_init()');
 like($err, qr/NOTICE:  the stop a restore put on backfill lane 100 is lifted/,
