@@ -302,9 +302,7 @@ held_lane_would_mint(void)
 	{
 		IdgenLane  *lane = &idgen_lanes->lanes[i];
 
-		if (lane->restoring > 0 && lane->configured && lane_attested(lane) &&
-			(lane->used.flags & IDGEN_LANE_RESTORED) == 0 &&
-			!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard))
+		if (lane->restoring > 0 && lane_may_mint_unheld(lane))
 			return true;
 	}
 	return false;

@@ -79,6 +79,7 @@ static void
 restored_into(void)
 {
 	int64		waited_us = 0;
+	int			wait_ms = Max(idgen_max_wait, IDGEN_DEFAULT_MAX_WAIT_MS);
 	int32		shards[IDGEN_LANE_TABLE_MAX];
 	int			n = 0;
 	int			marked = 0;
@@ -116,15 +117,14 @@ restored_into(void)
 	idgen_lanes_set_mints();
 	/*
 	 * Never an ERROR: it would undo the restore's statement, not its rows.
-	 * At least the default wait, whatever a role set: a crash before the
+	 * At least the default wait, whatever it is set to: a crash before the
 	 * write forgets the stop.
 	 */
-	if (!idgen_lanes_ask_and_await_up_to(Max(idgen_max_wait, IDGEN_DEFAULT_MAX_WAIT_MS),
-										 &waited_us))
+	if (!idgen_lanes_ask_and_await_up_to(wait_ms, &waited_us))
 		ereport(WARNING,
 				(errmsg("the refusal of the backfill lanes this restore names is not durable yet"),
 				 errdetail("The \"idgen fence\" worker did not write it within %d ms; the lanes refuse meanwhile, and a crash before it writes forgets it.",
-						   Max(idgen_max_wait, IDGEN_DEFAULT_MAX_WAIT_MS))));
+						   wait_ms)));
 	if (n > 0)
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

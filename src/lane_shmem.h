@@ -117,14 +117,23 @@ lane_restored(const IdgenLane *lane)
 }
 
 /*
- * Whether a lane may mint here, its lease aside: named, attested, never a
- * live shard, and named by no restore since.  With the lock held.
+ * Whether a lane may mint here once no open restore holds it, its lease
+ * aside: named, attested, never a live shard, and named by no restore
+ * committed since.  With the lock held.
  */
+static inline bool
+lane_may_mint_unheld(const IdgenLane *lane)
+{
+	return lane->configured && lane_attested(lane) &&
+		(lane->used.flags & IDGEN_LANE_RESTORED) == 0 &&
+		!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard);
+}
+
+/* The same, and no open restore holds it: whether it may mint now. */
 static inline bool
 lane_may_mint(const IdgenLane *lane)
 {
-	return lane->configured && lane_attested(lane) && !lane_restored(lane) &&
-		!idgen_lane_table_was_live(&idgen_lanes->base, lane->used.shard);
+	return lane_may_mint_unheld(lane) && lane->restoring == 0;
 }
 
 /* lane.c */
@@ -150,6 +159,8 @@ extern bool idgen_lanes_late_extend(int64 ms);
 extern bool idgen_lanes_late_open(int64 ms);
 extern bool idgen_lanes_is_late(int64 ms);
 extern void idgen_lane_close_late(IdgenLane *lane);
+extern void idgen_lanes_late_publish(IdgenLane *lane, uint64 gen, int64 lo, int64 hi);
+extern void idgen_lanes_late_explain(int64 ms, int *full, int *used_before);
 
 /*
  * With the lock: a lane's open range and its window end, their spans kept
@@ -161,7 +172,5 @@ idgen_lane_stop(IdgenLane *lane)
 	idgen_lane_close_open(lane);
 	idgen_lane_close_late(lane);
 }
-extern void idgen_lanes_late_publish(IdgenLane *lane, uint64 gen, int64 lo, int64 hi);
-extern void idgen_lanes_late_explain(int64 ms, int *full, int *used_before);
 
 #endif							/* IDGEN_LANE_SHMEM_H */

@@ -318,7 +318,8 @@ is( $target->safe_psql('at17',
 
 # A role's idgen.max_wait of 0 does not skip the stop's durable write: the
 # commit waits for the "idgen fence" worker as the default would (here
-# stopped for 2 s), since a crash before the write forgets the stop.
+# stopped until the commit is seen waiting), since a crash before the
+# write forgets the stop.
 $target->safe_psql('postgres', 'CREATE DATABASE app5');
 $target->safe_psql('app5', 'CREATE EXTENSION idgen');
 {
